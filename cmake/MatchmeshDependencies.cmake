@@ -1,0 +1,77 @@
+# Finds every third-party library matchmesh uses. All of them come from Debian packages;
+# scripts/setup.sh installs whichever is missing. A missing one fails the configure step with
+# the package to install.
+
+function(matchmesh_require found_var package)
+    if(NOT ${found_var})
+        message(FATAL_ERROR
+            "matchmesh: missing dependency: Debian package(s) ${package}. "
+            "Run scripts/setup.sh (it installs every missing package) and configure again.")
+    endif()
+endfunction()
+
+find_package(Threads REQUIRED)
+
+find_path(ASIO_INCLUDE_DIR asio.hpp)
+if(ASIO_INCLUDE_DIR)
+    set(matchmesh_asio_found TRUE)
+endif()
+matchmesh_require(matchmesh_asio_found libasio-dev)
+if(NOT TARGET matchmesh_asio)
+    add_library(matchmesh_asio INTERFACE)
+    add_library(matchmesh::asio ALIAS matchmesh_asio)
+    # The installed package finds the header again (cmake/matchmeshConfig.cmake.in).
+    target_include_directories(matchmesh_asio SYSTEM INTERFACE
+        "$<BUILD_INTERFACE:${ASIO_INCLUDE_DIR}>")
+    # Asio picks aligned_alloc or operator new by whether a libstdc++ header came first, so two
+    # files may disagree and free with the wrong one (an ODR violation ASan reports). Fix it.
+    target_compile_definitions(matchmesh_asio INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED
+        ASIO_DISABLE_STD_ALIGNED_ALLOC)
+    target_link_libraries(matchmesh_asio INTERFACE Threads::Threads)
+endif()
+
+find_package(CapnProto QUIET)
+matchmesh_require(CapnProto_FOUND "capnproto libcapnp-dev")
+
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+    pkg_check_modules(XXHASH QUIET IMPORTED_TARGET libxxhash)
+endif()
+matchmesh_require(XXHASH_FOUND libxxhash-dev)
+
+find_package(spdlog QUIET)
+matchmesh_require(spdlog_FOUND libspdlog-dev)
+find_package(fmt QUIET)
+matchmesh_require(fmt_FOUND libfmt-dev)
+
+find_package(nlohmann_json 3.10 QUIET)
+matchmesh_require(nlohmann_json_FOUND nlohmann-json3-dev)
+
+find_package(CLI11 QUIET)
+matchmesh_require(CLI11_FOUND libcli11-dev)
+
+find_package(OpenSSL QUIET)
+matchmesh_require(OPENSSL_FOUND libssl-dev)
+
+find_package(prometheus-cpp QUIET)
+matchmesh_require(prometheus-cpp_FOUND prometheus-cpp-dev)
+
+if(MATCHMESH_BUILD_TESTS)
+    find_package(doctest QUIET)
+    matchmesh_require(doctest_FOUND doctest-dev)
+endif()
+
+if(MATCHMESH_BUILD_BENCHMARKS)
+    find_package(benchmark QUIET)
+    matchmesh_require(benchmark_FOUND libbenchmark-dev)
+    # The load benchmark's Redis baseline talks to Redis through hiredis (pkg-config only).
+    if(PkgConfig_FOUND)
+        pkg_check_modules(HIREDIS QUIET IMPORTED_TARGET hiredis)
+    endif()
+    if(NOT HIREDIS_FOUND)
+        message(FATAL_ERROR
+            "matchmesh: missing dependency: Debian package libhiredis-dev (pkg-config module "
+            "hiredis, for the benchmarks' Redis baseline). Run scripts/setup.sh --with-bench, or "
+            "configure with -DMATCHMESH_BUILD_BENCHMARKS=OFF.")
+    endif()
+endif()

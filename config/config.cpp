@@ -1,0 +1,431 @@
+#include "config/config.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "config/json_reader.hpp"
+
+namespace matchmesh::config {
+namespace {
+
+constexpr std::size_t name_bytes_max = 64;
+
+std::string read_name(const std::string& name, const std::string& path) {
+    if (name.empty() || name.size() > name_bytes_max) {
+        reject(path, fmt::format("name must be 1..{} bytes long", name_bytes_max));
+    }
+    if (name.find('\t') != std::string::npos) {
+        reject(path, "name must not contain a tab");
+    }
+    return name;
+}
+
+MatchingConfig parse_matching(const nlohmann::json& section, const std::string& path) {
+    expect_object(section, path, {"distributionRate", "targetNodeType", "profiles"});
+    MatchingConfig matching;
+    if (section.contains("distributionRate")) {
+        matching.distribution_rate = static_cast<int>(read_integer(
+            section["distributionRate"], child_path(path, "distributionRate"), 1, 100));
+    }
+    if (section.contains("targetNodeType")) {
+        matching.target_node_type = read_string(
+            section["targetNodeType"], child_path(path, "targetNodeType"), 1, name_bytes_max);
+    }
+    if (section.contains("profiles")) {
+        const std::string profiles_path = child_path(path, "profiles");
+        expect_any_object(section["profiles"], profiles_path);
+        for (const auto& [profile_id, properties] : section["profiles"].items()) {
+            const std::string profile_path = child_path(profiles_path, profile_id);
+            read_name(profile_id, profile_path);
+            expect_any_object(properties, profile_path);
+            auto& widths = matching.profiles[profile_id];
+            for (const auto& [name, width] : properties.items()) {
+                const std::string width_path = child_path(profile_path, name);
+                read_name(name, width_path);
+                const std::int64_t bucket_width =
+                    read_integer(width, width_path, INT64_MIN, INT64_MAX);
+                if (bucket_width <= 0) {
+                    reject(width_path,
+                           fmt::format("bucket width must be > 0, got {}", bucket_width));
+                }
+                widths[name] = bucket_width;
+            }
+        }
+    }
+    return matching;
+}
+
+// Reads `key` of `section` into `out` with `read`, when present.
+template <typename T, typename Read>
+void optional_field(const nlohmann::json& section, const std::string& path, const char* key, T& out,
+                    Read&& read) {
+    if (section.contains(key)) {
+        out = static_cast<T>(read(section[key], child_path(path, key)));
+    }
+}
+
+auto integer_in(std::int64_t min, std::int64_t max) {
+    return [min, max](const nlohmann::json& value, const std::string& path) {
+        return read_integer(value, path, min, max);
+    };
+}
+
+auto address() {
+    return [](const nlohmann::json& value, const std::string& path) {
+        std::string text = read_string(value, path, 3, 255);
+        const auto colon = text.rfind(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+            reject(path, fmt::format("'{}' is not host:port", text));
+        }
+        return text;
+    };
+}
+
+NodeConfig parse_node(const nlohmann::json& section, const std::string& path) {
+    expect_object(section, path,
+                  {"id", "nodeType", "meshListen", "meshAdvertise", "clientListen", "adminListen"});
+    NodeConfig node;
+    auto name = [](const nlohmann::json& value, const std::string& at) {
+        return read_name(read_string(value, at, 1, name_bytes_max), at);
+    };
+    optional_field(section, path, "id", node.id, name);
+    optional_field(section, path, "nodeType", node.node_type, name);
+    optional_field(section, path, "meshListen", node.mesh_listen, address());
+    optional_field(section, path, "meshAdvertise", node.mesh_advertise, address());
+    optional_field(section, path, "clientListen", node.client_listen, address());
+    if (section.contains("adminListen") && section["adminListen"] == "") {
+        node.admin_listen.clear();
+    } else {
+        optional_field(section, path, "adminListen", node.admin_listen, address());
+    }
+    return node;
+}
+
+std::string read_secret_file(const nlohmann::json& value, const std::string& path) {
+    const std::string file = read_string(value, path, 1, 4096);
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream contents;
+    contents << in.rdbuf();
+    if (!in) {
+        reject(path, fmt::format("cannot read secret file '{}'", file));
+    }
+    std::string secret = contents.str();
+    while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) {
+        secret.pop_back();
+    }
+    return secret;
+}
+
+ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& path) {
+    expect_object(section, path,
+                  {"name", "secret", "secretFile", "seeds", "heartbeatIntervalMs", "deadAfterMs",
+                   "requestTimeoutMs", "tokenSecret", "tokenSecretFile"});
+    ClusterConfig cluster;
+    optional_field(section, path, "name", cluster.name,
+                   [](const nlohmann::json& value, const std::string& at) {
+                       return read_name(read_string(value, at, 1, name_bytes_max), at);
+                   });
+    if (section.contains("secret") && section.contains("secretFile")) {
+        reject(child_path(path, "secretFile"), "give either secret or secretFile, not both");
+    }
+    optional_field(section, path, "secret", cluster.secret,
+                   [](const nlohmann::json& value, const std::string& at) {
+                       return read_string(value, at, 0, 4096);
+                   });
+    optional_field(section, path, "secretFile", cluster.secret, read_secret_file);
+    const char* secret_key = section.contains("secretFile") ? "secretFile" : "secret";
+    if (section.contains(secret_key) && cluster.secret.size() < secret_bytes_min) {
+        reject(child_path(path, secret_key),
+               fmt::format("the cluster secret must be at least {} bytes", secret_bytes_min));
+    }
+    if (section.contains("seeds")) {
+        const std::string seeds_path = child_path(path, "seeds");
+        const auto& seeds = section["seeds"];
+        if (!seeds.is_array() || seeds.size() > 256) {
+            reject(seeds_path, "must be an array of at most 256 host:port strings");
+        }
+        for (std::size_t i = 0; i < seeds.size(); ++i) {
+            cluster.seeds.push_back(address()(seeds[i], fmt::format("{}[{}]", seeds_path, i)));
+        }
+    }
+    if (section.contains("tokenSecret") && section.contains("tokenSecretFile")) {
+        reject(child_path(path, "tokenSecretFile"), "give either tokenSecret or tokenSecretFile");
+    }
+    optional_field(section, path, "tokenSecret", cluster.token_secret,
+                   [](const nlohmann::json& value, const std::string& at) {
+                       return read_string(value, at, secret_bytes_min, 4096);
+                   });
+    optional_field(section, path, "tokenSecretFile", cluster.token_secret, read_secret_file);
+    if (section.contains("tokenSecretFile") && cluster.token_secret.size() < secret_bytes_min) {
+        reject(child_path(path, "tokenSecretFile"),
+               fmt::format("the token secret must be at least {} bytes", secret_bytes_min));
+    }
+    optional_field(section, path, "heartbeatIntervalMs", cluster.heartbeat_interval_ms,
+                   integer_in(10, 60000));
+    optional_field(section, path, "deadAfterMs", cluster.dead_after_ms, integer_in(50, 600000));
+    optional_field(section, path, "requestTimeoutMs", cluster.request_timeout_ms,
+                   integer_in(1, 60000));
+    if (cluster.dead_after_ms < 2 * cluster.heartbeat_interval_ms) {
+        reject(child_path(path, "deadAfterMs"),
+               fmt::format("must be at least twice heartbeatIntervalMs ({} ms), got {} ms",
+                           cluster.heartbeat_interval_ms, cluster.dead_after_ms));
+    }
+    return cluster;
+}
+
+LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path) {
+    expect_object(section, path,
+                  {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
+                   "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs",
+                   "maxClientFrameBytes", "maxClientConnections", "commandsPerSecond",
+                   "rangeValuesMax", "ticketDurationMinSeconds"});
+    LimitsConfig limits;
+    optional_field(section, path, "maxFrameBytes", limits.max_frame_bytes,
+                   integer_in(4096, 256 * 1024 * 1024));
+    optional_field(section, path, "traversalLimitWords", limits.traversal_limit_words,
+                   integer_in(1024, 64 * 1024 * 1024));
+    optional_field(section, path, "nestingLimit", limits.nesting_limit, integer_in(4, 64));
+    optional_field(section, path, "sendQueueFrames", limits.send_queue_frames,
+                   integer_in(16, 16 * 1024 * 1024));
+    optional_field(section, path, "sendQueueBytes", limits.send_queue_bytes,
+                   integer_in(64 * 1024, std::int64_t{16} * 1024 * 1024 * 1024));
+    optional_field(section, path, "maxMeshConnections", limits.max_mesh_connections,
+                   integer_in(2, 65536));
+    optional_field(section, path, "handshakeTimeoutMs", limits.handshake_timeout_ms,
+                   integer_in(10, 60000));
+    optional_field(section, path, "maxClientFrameBytes", limits.max_client_frame_bytes,
+                   integer_in(1024, 64 * 1024 * 1024));
+    optional_field(section, path, "maxClientConnections", limits.max_client_connections,
+                   integer_in(1, 1000000));
+    optional_field(section, path, "commandsPerSecond", limits.commands_per_second,
+                   integer_in(1, 1000000));
+    optional_field(section, path, "rangeValuesMax", limits.range_values_max, integer_in(1, 256));
+    optional_field(section, path, "ticketDurationMinSeconds", limits.ticket_duration_min_seconds,
+                   integer_in(1, 3600));
+    return limits;
+}
+
+std::vector<std::string> read_names(const nlohmann::json& value, const std::string& path,
+                                    std::size_t count_max, bool allow_empty) {
+    if (!value.is_array() || value.size() > count_max) {
+        reject(path, fmt::format("must be an array of at most {} names", count_max));
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const std::string at = fmt::format("{}[{}]", path, i);
+        std::string name = read_string(value[i], at, allow_empty ? 0 : 1, name_bytes_max);
+        if (name.find('\t') != std::string::npos) {
+            reject(at, "name must not contain a tab");
+        }
+        names.push_back(std::move(name));
+    }
+    return names;
+}
+
+TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json& section,
+                                   const std::string& path) {
+    expect_object(section, path,
+                  {"name", "profiles", "tags", "properties", "maxMembers", "ticketDurationSeconds",
+                   "searchIntervalMs", "searchTries", "emptySearches", "howMany",
+                   "timeoutExtensionSeconds", "allowMatch", "completeWhen", "randomize"});
+    TicketTypeConfig type;
+    type.name = key;
+    optional_field(section, path, "name", type.name, [](const nlohmann::json& value, const std::string& at) {
+        return read_string(value, at, 1, name_bytes_max);
+    });
+    if (!section.contains("profiles")) {
+        reject(child_path(path, "profiles"), "is required: the profiles to add to and search");
+    }
+    type.profiles = read_names(section["profiles"], child_path(path, "profiles"), 8, false);
+    if (type.profiles.empty()) {
+        reject(child_path(path, "profiles"), "must name at least one profile");
+    }
+    if (section.contains("tags")) {
+        type.tags = read_names(section["tags"], child_path(path, "tags"), 8, true);
+    }
+    if (section.contains("properties")) {
+        const std::string properties_path = child_path(path, "properties");
+        expect_any_object(section["properties"], properties_path);
+        if (section["properties"].size() > 2) {
+            reject(properties_path, "at most 2 properties");
+        }
+        for (const auto& [name, rule] : section["properties"].items()) {
+            const std::string rule_path = child_path(properties_path, name);
+            read_name(name, rule_path);
+            expect_object(rule, rule_path, {"value", "searchSpread"});
+            TicketPropertyRule parsed;
+            if (!rule.contains("value")) {
+                reject(child_path(rule_path, "value"), "is required: which player value fills it");
+            }
+            parsed.value = read_string(rule["value"], child_path(rule_path, "value"), 1, name_bytes_max);
+            optional_field(rule, rule_path, "searchSpread", parsed.search_spread, integer_in(0, 1000000000));
+            type.properties[name] = parsed;
+        }
+    }
+    optional_field(section, path, "maxMembers", type.max_members, integer_in(2, 255));
+    optional_field(section, path, "ticketDurationSeconds", type.ticket_duration_seconds, integer_in(1, 3600));
+    optional_field(section, path, "searchIntervalMs", type.search_interval_ms, integer_in(10, 60000));
+    optional_field(section, path, "searchTries", type.search_tries, integer_in(0, 255));
+    optional_field(section, path, "emptySearches", type.empty_searches, integer_in(0, 255));
+    optional_field(section, path, "howMany", type.how_many, integer_in(1, 100));
+    optional_field(section, path, "timeoutExtensionSeconds", type.timeout_extension_seconds,
+                   integer_in(0, 3600));
+    if (section.contains("allowMatch")) {
+        const std::string at = child_path(path, "allowMatch");
+        expect_object(section["allowMatch"], at, {"value", "maxDifference"});
+        if (!section["allowMatch"].contains("value") || !section["allowMatch"].contains("maxDifference")) {
+            reject(at, "needs value and maxDifference");
+        }
+        type.allow_match = std::pair{
+            read_string(section["allowMatch"]["value"], child_path(at, "value"), 1, name_bytes_max),
+            read_integer(section["allowMatch"]["maxDifference"], child_path(at, "maxDifference"), 0,
+                         INT64_MAX)};
+    }
+    if (section.contains("completeWhen")) {
+        const std::string at = child_path(path, "completeWhen");
+        expect_object(section["completeWhen"], at, {"minMembers", "afterSeconds"});
+        if (!section["completeWhen"].contains("minMembers") ||
+            !section["completeWhen"].contains("afterSeconds")) {
+            reject(at, "needs minMembers and afterSeconds");
+        }
+        type.complete_when = std::pair{
+            static_cast<int>(read_integer(section["completeWhen"]["minMembers"],
+                                          child_path(at, "minMembers"), 1, 255)),
+            static_cast<int>(read_integer(section["completeWhen"]["afterSeconds"],
+                                          child_path(at, "afterSeconds"), 0, 3600))};
+        if (type.complete_when->first > type.max_members) {
+            reject(child_path(at, "minMembers"),
+                   fmt::format("must not exceed maxMembers ({})", type.max_members));
+        }
+    }
+    if (section.contains("randomize")) {
+        const std::string at = child_path(path, "randomize");
+        const auto& randomize = section["randomize"];
+        expect_object(randomize, at, {"searchIntervalMs", "searchTries", "ticketDurationSeconds"});
+        optional_field(randomize, at, "searchIntervalMs", type.randomize_search_interval_ms,
+                       integer_in(0, 60000));
+        optional_field(randomize, at, "searchTries", type.randomize_search_tries, integer_in(0, 255));
+        optional_field(randomize, at, "ticketDurationSeconds", type.randomize_ticket_duration_seconds,
+                       integer_in(0, 3600));
+    }
+    return type;
+}
+
+Config parse_config(const nlohmann::json& document) {
+    expect_object(document, "", {"node", "cluster", "limits", "matching", "ticketTypes"});
+    Config config;
+    if (document.contains("node")) {
+        config.node = parse_node(document["node"], "node");
+    }
+    if (document.contains("cluster")) {
+        config.cluster = parse_cluster(document["cluster"], "cluster");
+    }
+    if (document.contains("limits")) {
+        config.limits = parse_limits(document["limits"], "limits");
+    }
+    if (document.contains("matching")) {
+        config.matching = parse_matching(document["matching"], "matching");
+    }
+    if (document.contains("ticketTypes")) {
+        expect_any_object(document["ticketTypes"], "ticketTypes");
+        for (const auto& [key, section] : document["ticketTypes"].items()) {
+            const std::string path = child_path("ticketTypes", key);
+            int number = -1;
+            if (!key.empty() && key.size() <= 3 && (key.size() == 1 || key[0] != '0') &&
+                std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+                number = std::stoi(key);
+            }
+            if (number < 0 || number > 255) {
+                reject(path, "a ticket type is a number 0..255");
+            }
+            TicketTypeConfig type = parse_ticket_type(key, section, path);
+            type.type = number;
+            // Every profile and property it names must be defined in the matching section.
+            for (const std::string& profile : type.profiles) {
+                auto found = config.matching.profiles.find(profile);
+                if (found == config.matching.profiles.end()) {
+                    reject(child_path(path, "profiles"),
+                           fmt::format("profile '{}' is not defined in matching.profiles", profile));
+                }
+                for (const auto& [property, rule] : type.properties) {
+                    if (!found->second.contains(property)) {
+                        reject(child_path(child_path(path, "properties"), property),
+                               fmt::format("profile '{}' has no property '{}'", profile, property));
+                    }
+                }
+                if (found->second.size() != type.properties.size()) {
+                    reject(child_path(path, "properties"),
+                           fmt::format("must fill every property of profile '{}'", profile));
+                }
+            }
+            config.ticket_types[number] = std::move(type);
+        }
+    }
+    return config;
+}
+
+}  // namespace
+
+std::expected<Config, ConfigError> load_string(std::string_view text, std::string_view source) {
+    if (text.size() > config_bytes_max) {
+        return fail(Errc::unreadable,
+                    fmt::format("{}: larger than {} bytes", source, config_bytes_max));
+    }
+    Errc code = Errc::syntax;
+    try {
+        nlohmann::json document = parse_strict(text, config_depth_max);
+        code = Errc::invalid;
+        return parse_config(document);
+    } catch (const Rejected& rejected) {
+        const std::string path = rejected.path.empty() ? "(top level)" : rejected.path;
+        return fail(code, fmt::format("{}: {}: {}", source, path, rejected.reason));
+    }
+}
+
+std::expected<void, ConfigError> validate(const Config& config, std::string_view source) {
+    auto invalid = [&](std::string_view path, std::string reason) {
+        return fail(Errc::invalid, fmt::format("{}: {}: {}", source, path, reason));
+    };
+    if (config.node.id.empty() || config.node.id.size() > name_bytes_max ||
+        config.node.id.find('\t') != std::string::npos) {
+        return invalid("node.id", "must be 1..64 bytes without tabs");
+    }
+    if (config.cluster.secret.empty()) {
+        return invalid("cluster.secret",
+                       "is required (or cluster.secretFile): nodes authenticate "
+                       "each other with it");
+    }
+    for (const auto* address : {&config.node.mesh_listen, &config.node.client_listen}) {
+        if (address->rfind(':') == std::string::npos) {
+            return invalid(
+                address == &config.node.mesh_listen ? "node.meshListen" : "node.clientListen",
+                fmt::format("'{}' is not host:port", *address));
+        }
+    }
+    return {};
+}
+
+std::expected<Config, ConfigError> load_file(const std::filesystem::path& path) {
+    std::error_code error;
+    const auto size = std::filesystem::file_size(path, error);
+    if (error) {
+        return fail(Errc::unreadable,
+                    fmt::format("{}: cannot read config: {}", path.string(), error.message()));
+    }
+    if (size > config_bytes_max) {
+        return fail(Errc::unreadable, fmt::format("{}: config is larger than {} bytes",
+                                                  path.string(), config_bytes_max));
+    }
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream contents;
+    contents << file.rdbuf();
+    if (!file) {
+        return fail(Errc::unreadable, fmt::format("{}: cannot read config", path.string()));
+    }
+    return load_string(contents.str(), path.string());
+}
+
+}  // namespace matchmesh::config

@@ -1,0 +1,129 @@
+#pragma once
+// The node's configuration: a JSON file loaded into validated, typed structs.
+//
+// Every rejection names the file, the JSON path and the reason, e.g.
+//   "cluster.json: matching.profiles.RankMatch.rank: bucket width must be > 0, got 0".
+// Unknown and duplicate keys are errors. A load either yields a complete Config or an error;
+// nothing half-loaded is ever returned.
+
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mesh/base/error.hpp"
+
+namespace matchmesh::config {
+
+// The matching section, in the shape the reference documents:
+//   {"distributionRate": 30, "targetNodeType": "HTTP",
+//    "profiles": {"RankMatch": {"rank": 1}, "LevelMatch": {"level": 10}}}
+struct MatchingConfig {
+    int distribution_rate = 30;  // percent of the nodes holding each key, 1..100
+    std::string target_node_type = "HTTP";
+    std::map<std::string, std::map<std::string, std::int64_t, std::less<>>, std::less<>> profiles;
+};
+
+// This node: who it is and where it listens.
+struct NodeConfig {
+    std::string id;  // unique in the cluster; default: the host name
+    std::string node_type = "HTTP";
+    std::string mesh_listen = "127.0.0.1:7100";
+    std::string mesh_advertise;  // where peers reach the mesh port; default: mesh_listen
+    std::string client_listen = "127.0.0.1:7200";
+    std::string admin_listen = "127.0.0.1:9100";  // metrics and readiness; empty: none
+};
+
+// The cluster this node joins.
+struct ClusterConfig {
+    std::string name = "matchmesh";
+    std::string secret;              // shared by every node; from "secret" or "secretFile"
+    std::vector<std::string> seeds;  // host:port; a host may resolve to several nodes
+    int heartbeat_interval_ms = 500;
+    int dead_after_ms = 3000;
+    int request_timeout_ms = 500;
+    std::string token_secret;  // signs client tokens; empty: clients are not authenticated
+};
+
+// Bounds on what peers and clients may make this node hold or parse.
+struct LimitsConfig {
+    std::size_t max_frame_bytes = 1024 * 1024;  // mesh frames
+    std::uint64_t traversal_limit_words = 256 * 1024;
+    int nesting_limit = 16;
+    std::size_t send_queue_frames = 65536;
+    std::size_t send_queue_bytes = 64 * 1024 * 1024;
+    std::size_t max_mesh_connections = 1024;
+    int handshake_timeout_ms = 3000;
+    std::size_t max_client_frame_bytes = 64 * 1024;
+    std::size_t max_client_connections = 10000;
+    int commands_per_second = 100;  // per client session
+    std::size_t range_values_max = 64;  // values per range property in a client's search
+    int ticket_duration_min_seconds = 10;
+};
+
+// How a player's submitted value fills one of the profile's properties.
+struct TicketPropertyRule {
+    std::string value;              // the name of the player's value (e.g. "rating")
+    std::int64_t search_spread = 0;  // search value +- spread, a bucket width apart, nearest first
+};
+
+// A ticket type the stock node runs, with the built-in policies for its callbacks.
+struct TicketTypeConfig {
+    int type = 0;
+    std::string name;
+    std::vector<std::string> profiles;
+    std::vector<std::string> tags;
+    std::map<std::string, TicketPropertyRule, std::less<>> properties;
+    int max_members = 2;
+    int ticket_duration_seconds = 20;
+    int search_interval_ms = 300;
+    int search_tries = 4;
+    int empty_searches = 0;
+    int how_many = 20;
+    int timeout_extension_seconds = 0;
+    // Allow a match only if the two players' values differ by at most max_difference.
+    std::optional<std::pair<std::string, std::int64_t>> allow_match;
+    // Complete with at least min_members once the ticket has waited after_seconds.
+    std::optional<std::pair<int, int>> complete_when;
+    // Per-ticket random spread (+-) of the interval, tries and duration, so tickets interleave.
+    int randomize_search_interval_ms = 0;
+    int randomize_search_tries = 0;
+    int randomize_ticket_duration_seconds = 0;
+};
+
+struct Config {
+    NodeConfig node;
+    ClusterConfig cluster;
+    LimitsConfig limits;
+    MatchingConfig matching;
+    std::map<int, TicketTypeConfig> ticket_types;
+};
+
+inline constexpr std::size_t secret_bytes_min = 16;
+
+enum class Errc {
+    unreadable,  // the file cannot be opened or is too large
+    syntax,      // not JSON, or nested too deeply
+    invalid,     // JSON that does not describe a valid configuration
+};
+
+using ConfigError = Error<Errc>;
+
+inline constexpr std::size_t config_bytes_max = 4 * 1024 * 1024;
+inline constexpr std::size_t config_depth_max = 32;
+
+[[nodiscard]] std::expected<Config, ConfigError> load_file(const std::filesystem::path& path);
+
+// `source` names the text in error messages (a file name, or "<inline>").
+[[nodiscard]] std::expected<Config, ConfigError> load_string(std::string_view text,
+                                                             std::string_view source);
+
+// Checks a config after command-line overrides; the error names the setting.
+[[nodiscard]] std::expected<void, ConfigError> validate(const Config& config,
+                                                        std::string_view source);
+
+}  // namespace matchmesh::config

@@ -1,0 +1,63 @@
+#include "matching/placement.hpp"
+
+#include <algorithm>
+
+#include <xxhash.h>
+
+#include "mesh/base/assert.hpp"
+
+namespace matchmesh::matching {
+
+std::size_t replica_count(std::size_t candidates, int distribution_rate) {
+    MM_ASSERT(distribution_rate >= 1 && distribution_rate <= 100);
+    const std::size_t scaled = candidates * static_cast<std::size_t>(distribution_rate);
+    return std::max<std::size_t>(1, (scaled + 99) / 100);
+}
+
+Placement::Placement(std::string target_node_type, int distribution_rate)
+    : target_node_type_(std::move(target_node_type)), distribution_rate_(distribution_rate) {
+    MM_ASSERT(distribution_rate_ >= 1 && distribution_rate_ <= 100);
+}
+
+void Placement::update(std::span<const mesh::MemberInfo> live_members) {
+    candidates_.clear();
+    id_hashes_.clear();
+    for (const mesh::MemberInfo& member : live_members) {
+        if (member.node_type == target_node_type_) {
+            candidates_.push_back(member.id);
+        }
+    }
+    std::sort(candidates_.begin(), candidates_.end());
+    for (const NodeId& id : candidates_) {
+        id_hashes_.push_back(XXH3_64bits(id.str().data(), id.str().size()));
+    }
+}
+
+std::size_t Placement::replica_count() const {
+    return candidates_.empty() ? 0
+                               : matching::replica_count(candidates_.size(), distribution_rate_);
+}
+
+void Placement::replicas(std::uint64_t key_hash, std::vector<NodeId>& out) const {
+    out.clear();
+    if (candidates_.empty()) {
+        return;
+    }
+    // weight(key, node) = XXH3(key hash, seeded with the node's ID hash); ties broken by ID.
+    std::vector<std::pair<std::uint64_t, std::size_t>> weights;
+    weights.reserve(candidates_.size());
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+        weights.emplace_back(XXH3_64bits_withSeed(&key_hash, sizeof(key_hash), id_hashes_[i]), i);
+    }
+    const auto heavier = [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    };
+    const std::size_t count = replica_count();
+    std::partial_sort(weights.begin(), weights.begin() + static_cast<std::ptrdiff_t>(count),
+                      weights.end(), heavier);
+    for (std::size_t i = 0; i < count; ++i) {
+        out.push_back(candidates_[weights[i].second]);
+    }
+}
+
+}  // namespace matchmesh::matching

@@ -1,0 +1,39 @@
+#pragma once
+// Placement: which nodes hold a bucket key. Rendezvous (highest-random-weight) hashing over the
+// live members of the target node type: every node computes the same ordered replica list from
+// the same membership, and a member joining or leaving moves only the keys it gains or loses.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mesh/network.hpp"
+
+namespace matchmesh::matching {
+
+// R = max(1, ceil(candidates * rate / 100)).
+[[nodiscard]] std::size_t replica_count(std::size_t candidates, int distribution_rate);
+
+class Placement {
+public:
+    Placement(std::string target_node_type, int distribution_rate);
+
+    // Recomputes the candidates from a membership (call after each membership change).
+    void update(std::span<const mesh::MemberInfo> live_members);
+
+    // The key's replicas, best first; at most replica_count() of them.
+    void replicas(std::uint64_t key_hash, std::vector<NodeId>& out) const;
+
+    [[nodiscard]] std::size_t replica_count() const;
+    [[nodiscard]] std::span<const NodeId> candidates() const { return candidates_; }
+    [[nodiscard]] const std::string& target_node_type() const { return target_node_type_; }
+
+private:
+    std::string target_node_type_;
+    int distribution_rate_;
+    std::vector<NodeId> candidates_;        // sorted by ID
+    std::vector<std::uint64_t> id_hashes_;  // XXH3 of each candidate's ID
+};
+
+}  // namespace matchmesh::matching

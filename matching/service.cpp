@@ -1,0 +1,422 @@
+#include "matching/service.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "matching/store.hpp"
+#include "mesh/base/assert.hpp"
+
+namespace matchmesh::matching {
+namespace {
+
+std::string origin_key(std::string_view profile_id, std::string_view unique_id) {
+    std::string key;
+    key.reserve(profile_id.size() + 1 + unique_id.size());
+    key.append(profile_id);
+    key.push_back('\t');
+    key.append(unique_id);
+    return key;
+}
+
+bool contains(const std::vector<NodeId>& nodes, const NodeId& id) {
+    return std::find(nodes.begin(), nodes.end(), id) != nodes.end();
+}
+
+}  // namespace
+
+struct MatchingService::SearchJob {
+    std::vector<std::string> keys;
+    std::vector<std::vector<NodeId>> replicas;  // per key, the one to ask first in front
+    std::vector<std::size_t> next_replica;      // per key
+    std::vector<std::vector<Found>> found;      // per key
+    std::size_t limit = 0;
+    std::size_t node_limit = 0;
+    std::size_t profile_count = 0;
+    std::size_t outstanding = 0;
+    std::size_t unanswered = 0;
+    bool finished = false;
+    SearchCallback done;
+};
+
+MatchingService::MatchingService(mesh::Network& network, mesh::Scheduler& scheduler,
+                                 ServiceOptions options)
+    : network_(network),
+      scheduler_(scheduler),
+      options_(std::move(options)),
+      placement_(options_.target_node_type, options_.distribution_rate) {
+    placement_.update(network_.live_members());
+    network_.on_one_way(wire::SERVICE, wire::METHOD_ADD,
+                        [this, alive = alive_](const NodeId& from, mesh::PayloadView payload) {
+                            if (*alive) {
+                                on_add(from, payload);
+                            }
+                        });
+    network_.on_one_way(wire::SERVICE, wire::METHOD_REMOVE,
+                        [this, alive = alive_](const NodeId& from, mesh::PayloadView payload) {
+                            if (*alive) {
+                                on_remove(from, payload);
+                            }
+                        });
+    network_.on_request(wire::SERVICE, wire::METHOD_SEARCH,
+                        [this, alive = alive_](const NodeId& from, mesh::PayloadView payload,
+                                               mesh::Responder responder) {
+                            if (*alive) {
+                                on_search(from, payload, std::move(responder));
+                            } else {
+                                responder.fail(mesh::MeshErrc::shutdown, "service stopped");
+                            }
+                        });
+    network_.on_membership([this, alive = alive_](const mesh::MembershipEvent& event) {
+        if (*alive) {
+            on_membership(event);
+        }
+    });
+    sweep_timer_ = scheduler_.run_after(options_.sweep_interval, [this, alive = alive_] {
+        if (*alive) {
+            sweep();
+        }
+    });
+}
+
+MatchingService::~MatchingService() {
+    *alive_ = false;
+    scheduler_.cancel(sweep_timer_);
+}
+
+void MatchingService::warn(std::string message) {
+    if (options_.on_warning) {
+        options_.on_warning(message);
+    }
+}
+
+void MatchingService::sweep() {
+    const Time now = scheduler_.now();
+    items_.expire(now);
+    while (!origin_deadlines_.empty() && origin_deadlines_.top().first <= now) {
+        auto entry = origins_.find(origin_deadlines_.top().second);
+        if (entry != origins_.end() && entry->second.expires_at <= now) {
+            origins_.erase(entry);
+        }
+        origin_deadlines_.pop();
+    }
+    sweep_timer_ = scheduler_.run_after(options_.sweep_interval, [this, alive = alive_] {
+        if (*alive) {
+            sweep();
+        }
+    });
+}
+
+Result<void> MatchingService::add(std::string_view profile_id, std::string_view unique_id,
+                                  std::string_view tag, const Properties& properties,
+                                  ValueMap value, std::chrono::seconds ttl) {
+    if (auto ok =
+            validate_item(profiles_, profile_id, unique_id, tag, properties, value, ttl, item_key_);
+        !ok) {
+        return ok;
+    }
+    if (placement_.candidates().empty()) {
+        return fail(Errc::unavailable, fmt::format("no live node of type '{}' stores items",
+                                                   placement_.target_node_type()));
+    }
+    const Time now = scheduler_.now();
+    const NodeId& self = network_.self().id;
+    placement_.replicas(item_key_.hash, replicas_);
+
+    // Nodes that held this item before but are not its replicas now would keep a stale copy.
+    std::string origin = origin_key(profile_id, unique_id);
+    OriginEntry& entry = origins_[origin];
+    std::vector<std::string> ids{std::string(unique_id)};
+    for (const NodeId& node : entry.replicas) {
+        if (!contains(replicas_, node)) {
+            if (node == self) {
+                items_.remove(profile_id, ids, now);
+            } else {
+                network_.send(node, wire::SERVICE, wire::METHOD_REMOVE,
+                              encode_remove(profile_id, ids));
+            }
+        }
+    }
+    entry = OriginEntry{item_key_.text, replicas_, now + ttl};
+    origin_deadlines_.emplace(now + ttl, std::move(origin));
+
+    ++counters_.items_added;
+    mesh::Payload payload;
+    for (const NodeId& node : replicas_) {
+        if (node == self) {
+            items_.put(PutItem{profile_id, item_key_.text, item_key_.hash, unique_id, value, ttl,
+                               self.str()},
+                       now);
+            continue;
+        }
+        if (payload.words().empty()) {
+            const AddedItem item{std::string(profile_id), item_key_.text, std::string(unique_id),
+                                 value, ttl};
+            payload = encode_add(std::span(&item, 1));
+        }
+        network_.send(node, wire::SERVICE, wire::METHOD_ADD, payload);
+    }
+    return {};
+}
+
+Result<void> MatchingService::search(std::span<const std::string> profile_ids, std::string_view tag,
+                                     const Properties& properties, std::size_t limit,
+                                     SearchCallback done) {
+    if (auto ok = validate_limit(limit); !ok) {
+        return ok;
+    }
+    keys_.clear();
+    if (auto ok = profiles_.search_keys(profile_ids, tag, properties, keys_); !ok) {
+        return ok;
+    }
+    start_search(limit, profile_ids.size(), std::move(done));
+    return {};
+}
+
+Result<void> MatchingService::search_with_range(std::span<const std::string> profile_ids,
+                                                std::string_view tag,
+                                                const RangeProperties& properties,
+                                                std::size_t limit, SearchCallback done) {
+    const std::string tag_copy(tag);
+    return search_with_range_with_tags(profile_ids, std::span(&tag_copy, 1), properties, limit,
+                                       std::move(done));
+}
+
+Result<void> MatchingService::search_with_range_with_tags(std::span<const std::string> profile_ids,
+                                                          std::span<const std::string> tags,
+                                                          const RangeProperties& properties,
+                                                          std::size_t limit, SearchCallback done) {
+    if (auto ok = validate_limit(limit); !ok) {
+        return ok;
+    }
+    keys_.clear();
+    if (auto ok = profiles_.range_search_keys(profile_ids, tags, properties, keys_); !ok) {
+        return ok;
+    }
+    start_search(limit, profile_ids.size(), std::move(done));
+    return {};
+}
+
+void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
+                                   SearchCallback done) {
+    ++counters_.searches;
+    auto job = std::make_shared<SearchJob>();
+    job->limit = limit;
+    job->profile_count = profile_count;
+    // With several profiles, another node's answer may repeat up to `limit` of a node's unique
+    // IDs, so each node returns up to twice the limit to keep the merged result exact.
+    job->node_limit = profile_count > 1 ? 2 * limit : limit;
+    job->done = std::move(done);
+    const NodeId& self = network_.self().id;
+    std::vector<std::size_t> all;
+    for (const SearchKey& key : keys_.keys()) {
+        job->keys.push_back(key.text);
+        job->replicas.emplace_back();
+        placement_.replicas(key.hash, job->replicas.back());
+        auto& replicas = job->replicas.back();
+        if (auto local = std::find(replicas.begin(), replicas.end(), self);
+            local != replicas.end()) {
+            std::rotate(replicas.begin(), local, local + 1);  // ask this node first
+        }
+        all.push_back(all.size());
+    }
+    job->next_replica.assign(job->keys.size(), 0);
+    job->found.resize(job->keys.size());
+    dispatch(job, std::move(all));
+    finish_if_done(job);
+}
+
+void MatchingService::dispatch(const std::shared_ptr<SearchJob>& job,
+                               std::vector<std::size_t> key_indexes) {
+    std::map<NodeId, std::vector<std::size_t>> groups;
+    for (std::size_t index : key_indexes) {
+        if (job->next_replica[index] >= job->replicas[index].size()) {
+            ++job->unanswered;
+            continue;
+        }
+        groups[job->replicas[index][job->next_replica[index]++]].push_back(index);
+    }
+    for (auto& [node, indexes] : groups) {
+        std::vector<std::string> keys;
+        for (std::size_t index : indexes) {
+            keys.push_back(job->keys[index]);
+        }
+        if (node == network_.self().id) {
+            const Time now = scheduler_.now();
+            for (const KeyedView& view : serve(keys, job->node_limit)) {
+                job->found[indexes[view.key_index]].push_back(copy_found(view.item, now));
+            }
+            continue;
+        }
+        ++job->outstanding;
+        network_.request(
+            node, wire::SERVICE, wire::METHOD_SEARCH, encode_search(keys, job->node_limit),
+            options_.search_timeout,
+            [this, alive = alive_, job, indexes = std::move(indexes)](
+                std::expected<mesh::PayloadView, mesh::MeshError> reply) mutable {
+                if (!*alive) {
+                    return;
+                }
+                --job->outstanding;
+                auto decoded = reply ? decode_search_response(*reply, network_.reader_options())
+                                     : Result<std::vector<KeyedFound>>(std::unexpected(
+                                           MatchingError{Errc::timeout, reply.error().message}));
+                if (decoded) {
+                    for (KeyedFound& found : *decoded) {
+                        if (found.key_index < indexes.size()) {
+                            job->found[indexes[found.key_index]].push_back(std::move(found.item));
+                        }
+                    }
+                } else {
+                    ++counters_.search_fallbacks;
+                    dispatch(job, std::move(indexes));
+                }
+                finish_if_done(job);
+            });
+    }
+}
+
+void MatchingService::finish_if_done(const std::shared_ptr<SearchJob>& job) {
+    if (job->outstanding > 0 || job->finished) {
+        return;
+    }
+    job->finished = true;
+    SearchOutcome outcome;
+    outcome.keys_unanswered = job->unanswered;
+    counters_.keys_unanswered += job->unanswered;
+    // One profile cannot repeat a unique ID (it lives in one bucket); several profiles can.
+    std::unordered_set<std::string> seen;
+    for (auto& items : job->found) {
+        for (Found& item : items) {
+            if (outcome.items.size() >= job->limit) {
+                break;
+            }
+            if (job->profile_count == 1 || seen.insert(item.unique_id).second) {
+                outcome.items.push_back(std::move(item));
+            }
+        }
+    }
+    // Always answer on a later turn of the loop, even when every key was local.
+    scheduler_.run_after(Duration(0),
+                         [done = std::move(job->done), outcome = std::move(outcome)]() mutable {
+                             done(std::move(outcome));
+                         });
+}
+
+std::vector<KeyedView> MatchingService::serve(std::span<const std::string> keys,
+                                              std::size_t limit) {
+    const Time now = scheduler_.now();
+    std::vector<FoundItem> views;
+    std::vector<KeyedView> found;
+    for (std::size_t i = 0; i < keys.size() && views.size() < limit; ++i) {
+        const std::size_t before = views.size();
+        items_.collect(keys[i], key_hash(keys[i]), now, limit, before, views);
+        for (std::size_t j = before; j < views.size(); ++j) {
+            found.push_back(KeyedView{i, views[j]});
+        }
+    }
+    return found;
+}
+
+Result<void> MatchingService::remove(std::string_view profile_id,
+                                     std::span<const std::string> unique_ids) {
+    if (profiles_.find(profile_id) == nullptr) {
+        return fail(Errc::unknown_profile, fmt::format("profile '{}' is not defined", profile_id));
+    }
+    std::map<NodeId, std::vector<std::string>> groups;
+    std::vector<std::string> unknown;
+    for (const std::string& unique_id : unique_ids) {
+        auto entry = origins_.find(origin_key(profile_id, unique_id));
+        if (entry == origins_.end()) {
+            unknown.push_back(unique_id);
+            continue;
+        }
+        for (const NodeId& node : entry->second.replicas) {
+            groups[node].push_back(unique_id);
+        }
+        origins_.erase(entry);
+    }
+    if (!unknown.empty()) {  // added elsewhere or forgotten: ask every node that stores items
+        for (const NodeId& node : placement_.candidates()) {
+            auto& ids = groups[node];
+            ids.insert(ids.end(), unknown.begin(), unknown.end());
+        }
+    }
+    for (auto& [node, ids] : groups) {
+        for (std::size_t start = 0; start < ids.size(); start += remove_batch_max) {
+            const auto batch =
+                std::span(ids).subspan(start, std::min(remove_batch_max, ids.size() - start));
+            if (node == network_.self().id) {
+                items_.remove(profile_id, batch, scheduler_.now());
+            } else {
+                network_.send(node, wire::SERVICE, wire::METHOD_REMOVE,
+                              encode_remove(profile_id, batch));
+            }
+        }
+    }
+    return {};
+}
+
+void MatchingService::on_add(const NodeId& from, mesh::PayloadView payload) {
+    auto items = decode_add(payload, network_.reader_options());
+    if (!items) {
+        ++counters_.peer_items_rejected;
+        warn(fmt::format("dropped items from {}: {}", from.str(), items.error().message));
+        return;
+    }
+    const Time now = scheduler_.now();
+    for (AddedItem& item : *items) {
+        if (profiles_.find(item.profile_id) == nullptr) {
+            ++counters_.peer_items_rejected;
+            warn(fmt::format("dropped an item from {}: profile '{}' is not defined here",
+                             from.str(), item.profile_id));
+            continue;
+        }
+        ++counters_.items_received;
+        items_.put(PutItem{item.profile_id, item.key, key_hash(item.key), item.unique_id,
+                           std::move(item.value), item.ttl, from.str()},
+                   now);
+    }
+}
+
+void MatchingService::on_remove(const NodeId& from, mesh::PayloadView payload) {
+    auto removed = decode_remove(payload, network_.reader_options());
+    if (!removed) {
+        warn(fmt::format("dropped a remove from {}: {}", from.str(), removed.error().message));
+        return;
+    }
+    items_.remove(removed->profile_id, removed->unique_ids, scheduler_.now());
+}
+
+void MatchingService::on_search(const NodeId& from, mesh::PayloadView payload,
+                                mesh::Responder responder) {
+    auto query = decode_search(payload, network_.reader_options());
+    if (!query) {
+        warn(fmt::format("refused a search from {}: {}", from.str(), query.error().message));
+        responder.fail(mesh::MeshErrc::malformed, query.error().message);
+        return;
+    }
+    ++counters_.searches_served;
+    responder.reply(encode_search_response(serve(query->keys, query->limit), scheduler_.now()));
+}
+
+void MatchingService::on_membership(const mesh::MembershipEvent& event) {
+    placement_.update(network_.live_members());
+    switch (event.kind) {
+        case mesh::MembershipEvent::Kind::died:
+        case mesh::MembershipEvent::Kind::left:
+            counters_.items_purged += items_.remove_origin(event.member.id.str());
+            break;
+        case mesh::MembershipEvent::Kind::self_reset:
+            // This node was declared dead: its earlier items are gone everywhere else too.
+            counters_.items_purged += items_.remove_origin(event.member.id.str());
+            origins_.clear();
+            origin_deadlines_ = {};
+            break;
+        case mesh::MembershipEvent::Kind::joined: break;
+    }
+}
+
+}  // namespace matchmesh::matching

@@ -1,0 +1,132 @@
+#pragma once
+// MatchingService: the distributed store. Adds go to every replica of their bucket key; searches
+// ask one replica per key (this node when it is one), fall back to the next replica when a node
+// fails or times out, and merge the answers in key order; removes go to the nodes the item was
+// added to. Written against mesh/'s Network and Scheduler only, so it runs unchanged over TCP and
+// in the simulation.
+//
+// Owned by the node; lives on the node's loop thread; must be destroyed before the Network.
+//
+// The reference API's relay `limit` arguments (on Add and Remove) have no counterpart: placement
+// sends each item to exactly its replicas, and removes to exactly the nodes that hold it.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "matching/bucket_store.hpp"
+#include "matching/placement.hpp"
+#include "matching/profile.hpp"
+#include "matching/wire.hpp"
+#include "mesh/network.hpp"
+#include "mesh/scheduler.hpp"
+
+namespace matchmesh::matching {
+
+struct ServiceOptions {
+    std::string target_node_type = "HTTP";
+    int distribution_rate = 30;
+    Duration search_timeout{500};   // per node asked; a failed node's keys go to the next replica
+    Duration sweep_interval{1000};  // how often expired items and bookkeeping are freed
+    std::function<void(const std::string&)> on_warning;
+};
+
+struct SearchOutcome {
+    std::vector<Found> items;
+    std::size_t keys_unanswered = 0;  // keys for which no replica answered: results may miss some
+};
+
+using SearchCallback = std::function<void(SearchOutcome)>;
+
+struct ServiceCounters {
+    std::uint64_t items_added = 0;
+    std::uint64_t items_received = 0;
+    std::uint64_t peer_items_rejected = 0;
+    std::uint64_t searches = 0;
+    std::uint64_t searches_served = 0;  // for other nodes
+    std::uint64_t search_fallbacks = 0;
+    std::uint64_t keys_unanswered = 0;
+    std::uint64_t items_purged = 0;  // dropped because their origin died or left
+};
+
+class MatchingService {
+public:
+    MatchingService(mesh::Network& network, mesh::Scheduler& scheduler, ServiceOptions options);
+    ~MatchingService();
+    MatchingService(const MatchingService&) = delete;
+    MatchingService& operator=(const MatchingService&) = delete;
+
+    [[nodiscard]] ProfileRegistry& profiles() { return profiles_; }
+
+    // Validates now (a rejected call changes nothing), then stores on the key's replicas.
+    [[nodiscard]] Result<void> add(std::string_view profile_id, std::string_view unique_id,
+                                   std::string_view tag, const Properties& properties,
+                                   ValueMap value, std::chrono::seconds ttl);
+
+    // Validates now; `done` runs later on the loop, exactly once, with what was found.
+    [[nodiscard]] Result<void> search(std::span<const std::string> profile_ids,
+                                      std::string_view tag, const Properties& properties,
+                                      std::size_t limit, SearchCallback done);
+    [[nodiscard]] Result<void> search_with_range(std::span<const std::string> profile_ids,
+                                                 std::string_view tag,
+                                                 const RangeProperties& properties,
+                                                 std::size_t limit, SearchCallback done);
+    [[nodiscard]] Result<void> search_with_range_with_tags(std::span<const std::string> profile_ids,
+                                                           std::span<const std::string> tags,
+                                                           const RangeProperties& properties,
+                                                           std::size_t limit, SearchCallback done);
+
+    [[nodiscard]] Result<void> remove(std::string_view profile_id,
+                                      std::span<const std::string> unique_ids);
+
+    [[nodiscard]] const BucketStore& local_items() const { return items_; }
+    [[nodiscard]] const Placement& placement() const { return placement_; }
+    [[nodiscard]] const ServiceCounters& counters() const { return counters_; }
+    [[nodiscard]] const mesh::Network& network() const { return network_; }
+
+private:
+    struct OriginEntry {
+        std::string key;
+        std::vector<NodeId> replicas;
+        Time expires_at;
+    };
+    struct SearchJob;
+
+    void start_search(std::size_t limit, std::size_t profile_count, SearchCallback done);
+    void dispatch(const std::shared_ptr<SearchJob>& job, std::vector<std::size_t> key_indexes);
+    void finish_if_done(const std::shared_ptr<SearchJob>& job);
+    // The items this node holds for `keys`, as views (valid until the store next changes).
+    [[nodiscard]] std::vector<KeyedView> serve(std::span<const std::string> keys,
+                                               std::size_t limit);
+    void on_add(const NodeId& from, mesh::PayloadView payload);
+    void on_remove(const NodeId& from, mesh::PayloadView payload);
+    void on_search(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
+    void on_membership(const mesh::MembershipEvent& event);
+    void sweep();
+    void warn(std::string message);
+
+    mesh::Network& network_;
+    mesh::Scheduler& scheduler_;
+    ServiceOptions options_;
+    ProfileRegistry profiles_;
+    BucketStore items_;
+    Placement placement_;
+    std::unordered_map<std::string, OriginEntry> origins_;  // items this node added, by profile+ID
+    // When each origin entry may expire, soonest first; an entry refreshed since has a later
+    // deadline and is kept when its old one comes up. Sweeps cost what expires, not what exists.
+    using OriginDeadline = std::pair<Time, std::string>;
+    std::priority_queue<OriginDeadline, std::vector<OriginDeadline>, std::greater<>> origin_deadlines_;
+    SearchKeys keys_;
+    SearchKey item_key_;
+    std::vector<NodeId> replicas_;
+    mesh::TimerId sweep_timer_ = 0;
+    ServiceCounters counters_;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace matchmesh::matching

@@ -1,0 +1,36 @@
+#pragma once
+// The value a search item carries back to whoever finds it: a small map of named scalars.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "matching/errors.hpp"
+
+namespace matchmesh::matching {
+
+struct Bytes {
+    std::vector<std::uint8_t> data;
+    friend bool operator==(const Bytes&, const Bytes&) = default;
+};
+
+using Value = std::variant<std::int64_t, double, bool, std::string, Bytes>;
+using ValueMap = std::map<std::string, Value, std::less<>>;
+
+inline constexpr std::size_t value_entries_max = 32;
+inline constexpr std::size_t value_bytes_max = 4096;  // names plus payloads
+
+// Checks the size limits above; the error names the first entry over them.
+[[nodiscard]] Result<void> validate_value(const ValueMap& value);
+
+// `{level:3, name:"ann", ready:true, blob:0x0a0b}`: keys in name order, strings quoted.
+[[nodiscard]] std::string value_to_text(const ValueMap& value);
+
+// A JSON object; bytes become {"hex": "0a0b"} so they stay distinct from strings.
+[[nodiscard]] nlohmann::json value_to_json(const ValueMap& value);
+
+}  // namespace matchmesh::matching

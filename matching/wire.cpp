@@ -1,0 +1,249 @@
+#include "matching/wire.hpp"
+
+#include <stdexcept>
+
+#include <capnp/serialize.h>
+#include <fmt/format.h>
+#include <kj/exception.h>
+
+#include "matching/profile.hpp"
+#include "matching/store.hpp"
+#include "mesh/frame.hpp"
+
+namespace matchmesh::matching {
+namespace {
+
+std::string read_text(capnp::Text::Reader text, std::size_t bytes_min, std::size_t bytes_max,
+                      const char* field) {
+    if (text.size() < bytes_min || text.size() > bytes_max) {
+        throw std::invalid_argument(fmt::format("{} must be {}..{} bytes, got {}", field, bytes_min,
+                                                bytes_max, text.size()));
+    }
+    return std::string(text.cStr(), text.size());
+}
+
+std::chrono::seconds read_ttl(std::uint8_t seconds) {
+    const std::chrono::seconds ttl(seconds);
+    if (ttl < ttl_min || ttl > ttl_max) {
+        throw std::invalid_argument(fmt::format("TTL of {} s is outside 1..60", seconds));
+    }
+    return ttl;
+}
+
+// Decodes the payload's root with `read` inside one try block.
+template <typename Root, typename Read>
+auto decode(mesh::PayloadView payload, const capnp::ReaderOptions& options, Read&& read)
+    -> Result<decltype(read(std::declval<typename Root::Reader>()))> {
+    try {
+        capnp::FlatArrayMessageReader message(kj::arrayPtr(payload.data(), payload.size()),
+                                              options);
+        return read(message.getRoot<Root>());
+    } catch (const std::invalid_argument& invalid) {
+        return fail(Errc::invalid_value, invalid.what());
+    } catch (const kj::Exception& error) {
+        return fail(Errc::invalid_value, error.getDescription().cStr());
+    }
+}
+
+template <typename List>
+void check_size(const List& list, std::size_t max, const char* what) {
+    if (list.size() > max) {
+        throw std::invalid_argument(fmt::format("{} {}, at most {}", list.size(), what, max));
+    }
+}
+
+}  // namespace
+
+void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value) {
+    unsigned i = 0;
+    for (const auto& [name, entry] : value) {
+        auto out = list[i++];
+        out.setName(name);
+        std::visit(
+            [&out](const auto& scalar) {
+                using T = std::decay_t<decltype(scalar)>;
+                if constexpr (std::is_same_v<T, std::int64_t>) {
+                    out.setInt(scalar);
+                } else if constexpr (std::is_same_v<T, double>) {
+                    out.setFloat(scalar);
+                } else if constexpr (std::is_same_v<T, bool>) {
+                    out.setBool(scalar);
+                } else if constexpr (std::is_same_v<T, std::string>) {
+                    out.setText(scalar);
+                } else {
+                    out.setBytes(kj::arrayPtr(scalar.data.data(), scalar.data.size()));
+                }
+            },
+            entry);
+    }
+}
+
+ValueMap read_value(capnp::List<wire::Value>::Reader list) {
+    check_size(list, value_entries_max, "value entries");
+    ValueMap value;
+    for (auto entry : list) {
+        std::string name = read_text(entry.getName(), 1, value_bytes_max, "value name");
+        Value scalar;
+        switch (entry.which()) {
+            case wire::Value::INT: scalar = entry.getInt(); break;
+            case wire::Value::FLOAT: scalar = entry.getFloat(); break;
+            case wire::Value::BOOL: scalar = entry.getBool(); break;
+            case wire::Value::TEXT:
+                scalar = read_text(entry.getText(), 0, value_bytes_max, "value text");
+                break;
+            case wire::Value::BYTES: {
+                auto bytes = entry.getBytes();
+                scalar = Bytes{std::vector<std::uint8_t>(bytes.begin(), bytes.end())};
+                break;
+            }
+            default: throw std::invalid_argument("unknown value kind");
+        }
+        if (!value.emplace(std::move(name), std::move(scalar)).second) {
+            throw std::invalid_argument("value names repeat");
+        }
+    }
+    if (auto ok = validate_value(value); !ok) {
+        throw std::invalid_argument(ok.error().message);
+    }
+    return value;
+}
+
+mesh::Payload encode_add(std::span<const AddedItem> items) {
+    return mesh::make_payload<wire::AddItems>([&](wire::AddItems::Builder root) {
+        auto list = root.initItems(static_cast<unsigned>(items.size()));
+        for (unsigned i = 0; i < items.size(); ++i) {
+            const AddedItem& item = items[i];
+            auto out = list[i];
+            out.setProfileId(item.profile_id);
+            out.setKey(item.key);
+            out.setUniqueId(item.unique_id);
+            write_value(out.initValue(static_cast<unsigned>(item.value.size())), item.value);
+            out.setTtlSeconds(static_cast<std::uint8_t>(item.ttl.count()));
+        }
+    });
+}
+
+mesh::Payload encode_remove(std::string_view profile_id, std::span<const std::string> unique_ids) {
+    return mesh::make_payload<wire::RemoveItems>([&](wire::RemoveItems::Builder root) {
+        root.setProfileId(std::string(profile_id));
+        auto list = root.initUniqueIds(static_cast<unsigned>(unique_ids.size()));
+        for (unsigned i = 0; i < unique_ids.size(); ++i) {
+            list.set(i, unique_ids[i]);
+        }
+    });
+}
+
+mesh::Payload encode_search(std::span<const std::string> keys, std::size_t limit) {
+    return mesh::make_payload<wire::SearchRequest>([&](wire::SearchRequest::Builder root) {
+        auto list = root.initKeys(static_cast<unsigned>(keys.size()));
+        for (unsigned i = 0; i < keys.size(); ++i) {
+            list.set(i, keys[i]);
+        }
+        root.setLimit(static_cast<std::uint32_t>(limit));
+    });
+}
+
+mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now) {
+    capnp::MallocMessageBuilder message(static_cast<unsigned>(16 + 16 * items.size()));
+    auto list =
+        message.initRoot<wire::SearchResponse>().initItems(static_cast<unsigned>(items.size()));
+    auto text = [](std::string_view view) { return capnp::Text::Reader(view.data(), view.size()); };
+    for (unsigned i = 0; i < items.size(); ++i) {
+        const FoundItem& item = items[i].item;
+        auto out = list[i];
+        out.setKeyIndex(static_cast<std::uint32_t>(items[i].key_index));
+        out.setProfileId(text(item.profile_id));
+        out.setUniqueId(text(item.unique_id));
+        write_value(out.initValue(static_cast<unsigned>(item.value->size())), *item.value);
+        out.setTtlSeconds(static_cast<std::uint8_t>(item.ttl.count()));
+        const auto remaining = std::max<std::int64_t>(0, (item.expires_at - now).count());
+        out.setRemainingMs(static_cast<std::uint32_t>(remaining));
+        out.setOrigin(text(item.origin));
+    }
+    return mesh::Payload::encode(message);
+}
+
+Result<std::vector<AddedItem>> decode_add(mesh::PayloadView payload,
+                                          const capnp::ReaderOptions& options) {
+    return decode<wire::AddItems>(payload, options, [](wire::AddItems::Reader root) {
+        auto list = root.getItems();
+        check_size(list, add_batch_max, "items");
+        std::vector<AddedItem> items;
+        items.reserve(list.size());
+        for (auto entry : list) {
+            AddedItem item;
+            item.profile_id =
+                read_text(entry.getProfileId(), 1, profile_id_bytes_max, "profile ID");
+            item.key = read_text(entry.getKey(), 1, key_bytes_max, "key");
+            if (!item.key.starts_with(item.profile_id + '\t')) {
+                throw std::invalid_argument("key does not belong to its profile");
+            }
+            item.unique_id = read_text(entry.getUniqueId(), 1, unique_id_bytes_max, "unique ID");
+            item.value = read_value(entry.getValue());
+            item.ttl = read_ttl(entry.getTtlSeconds());
+            items.push_back(std::move(item));
+        }
+        return items;
+    });
+}
+
+Result<RemovedItems> decode_remove(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::RemoveItems>(payload, options, [](wire::RemoveItems::Reader root) {
+        RemovedItems removed;
+        removed.profile_id = read_text(root.getProfileId(), 1, profile_id_bytes_max, "profile ID");
+        auto list = root.getUniqueIds();
+        check_size(list, remove_batch_max, "unique IDs");
+        for (auto id : list) {
+            removed.unique_ids.push_back(read_text(id, 1, unique_id_bytes_max, "unique ID"));
+        }
+        return removed;
+    });
+}
+
+Result<SearchQuery> decode_search(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::SearchRequest>(payload, options, [](wire::SearchRequest::Reader root) {
+        SearchQuery query;
+        auto list = root.getKeys();
+        check_size(list, search_keys_max, "keys");
+        for (auto key : list) {
+            query.keys.push_back(read_text(key, 1, key_bytes_max, "key"));
+        }
+        query.limit = root.getLimit();
+        if (query.limit < 1 || query.limit > found_items_max) {
+            throw std::invalid_argument(
+                fmt::format("limit {} is outside 1..{}", query.limit, found_items_max));
+        }
+        return query;
+    });
+}
+
+Result<std::vector<KeyedFound>> decode_search_response(mesh::PayloadView payload,
+                                                       const capnp::ReaderOptions& options) {
+    return decode<wire::SearchResponse>(payload, options, [](wire::SearchResponse::Reader root) {
+        auto list = root.getItems();
+        check_size(list, found_items_max, "items");
+        std::vector<KeyedFound> items;
+        items.reserve(list.size());
+        for (auto entry : list) {
+            KeyedFound found;
+            found.key_index = entry.getKeyIndex();
+            found.item.profile_id =
+                read_text(entry.getProfileId(), 1, profile_id_bytes_max, "profile ID");
+            found.item.unique_id =
+                read_text(entry.getUniqueId(), 1, unique_id_bytes_max, "unique ID");
+            found.item.value = read_value(entry.getValue());
+            found.item.ttl = read_ttl(entry.getTtlSeconds());
+            found.item.remaining = Duration(entry.getRemainingMs());
+            found.item.origin = read_text(entry.getOrigin(), 0, origin_bytes_max, "origin");
+            items.push_back(std::move(found));
+        }
+        return items;
+    });
+}
+
+Found copy_found(const FoundItem& item, Time now) {
+    return Found{std::string(item.profile_id), std::string(item.unique_id), *item.value, item.ttl,
+                 item.expires_at - now,        std::string(item.origin)};
+}
+
+}  // namespace matchmesh::matching

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds matchmesh and runs every test through CTest; exits non-zero on any failure.
+#   scripts/test.sh            Release build in build/release
+#   scripts/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer build in build/asan
+# Further arguments go to ctest (e.g. -R matching -V). With CI set, warnings are errors.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+mode=release
+cmake_args=(-DCMAKE_BUILD_TYPE=Release)
+if [ "${1:-}" = "--asan" ]; then
+    shift
+    mode=asan
+    cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMATCHMESH_SANITIZE=ON)
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+fi
+if [ -n "${CI:-}" ]; then
+    cmake_args+=(-DMATCHMESH_WERROR=ON)
+fi
+
+"$root/scripts/setup.sh" --with-demo --with-bench
+build_dir="$root/build/$mode"
+jobs=$(nproc)
+cmake -S "$root" -B "$build_dir" "${cmake_args[@]}" >/dev/null
+cmake --build "$build_dir" -j"$jobs"
+if [ "$mode" = release ]; then
+    ln -sf "build/release/compile_commands.json" "$root/compile_commands.json"
+fi
+ctest --test-dir "$build_dir" --output-on-failure -j"$jobs" "$@"

@@ -1,0 +1,122 @@
+// The ticketTypes section and the client-facing settings: what loads, and every rejection naming
+// its JSON path.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "config/config.hpp"
+
+using matchmesh::config::load_string;
+
+namespace {
+
+const std::string profiles =
+    R"("matching": {"profiles": {"Duel": {"rank": 100}, "Arena": {"rank": 200, "region": 1}}})";
+
+std::string with_types(const std::string& types) {
+    return "{" + profiles + R"(, "ticketTypes": )" + types + "}";
+}
+
+void expect_rejected(const std::string& text, const std::string& path, const std::string& reason) {
+    CAPTURE(text);
+    auto loaded = load_string(text, "test.json");
+    REQUIRE_FALSE(loaded.has_value());
+    const std::string& message = loaded.error().message;
+    CAPTURE(message);
+    CHECK(message.starts_with("test.json: " + path + ": "));
+    CHECK(message.find(reason) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("config: ticket types load with their rules and policies") {
+    auto loaded = load_string(with_types(R"({
+        "1": {"name": "duel", "profiles": ["Duel"], "maxMembers": 2, "tags": ["eu"],
+              "properties": {"rank": {"value": "rating", "searchSpread": 200}},
+              "allowMatch": {"value": "rating", "maxDifference": 300},
+              "ticketDurationSeconds": 30, "searchIntervalMs": 250, "searchTries": 3,
+              "emptySearches": 1, "howMany": 10, "timeoutExtensionSeconds": 5,
+              "randomize": {"searchIntervalMs": 50, "searchTries": 1, "ticketDurationSeconds": 2}},
+        "200": {"profiles": ["Arena"], "maxMembers": 8,
+                "properties": {"rank": {"value": "rating"}, "region": {"value": "region"}},
+                "completeWhen": {"minMembers": 4, "afterSeconds": 10}}})"),
+                              "test.json");
+    REQUIRE(loaded.has_value());
+    REQUIRE(loaded->ticket_types.size() == 2);
+    const auto& duel = loaded->ticket_types.at(1);
+    CHECK(duel.type == 1);
+    CHECK(duel.name == "duel");
+    CHECK(duel.profiles == std::vector<std::string>{"Duel"});
+    CHECK(duel.tags == std::vector<std::string>{"eu"});
+    CHECK(duel.properties.at("rank").value == "rating");
+    CHECK(duel.properties.at("rank").search_spread == 200);
+    CHECK(duel.allow_match == std::pair<std::string, std::int64_t>{"rating", 300});
+    CHECK(duel.ticket_duration_seconds == 30);
+    CHECK(duel.search_interval_ms == 250);
+    CHECK(duel.search_tries == 3);
+    CHECK(duel.empty_searches == 1);
+    CHECK(duel.how_many == 10);
+    CHECK(duel.timeout_extension_seconds == 5);
+    CHECK(duel.randomize_search_interval_ms == 50);
+    CHECK(duel.randomize_search_tries == 1);
+    CHECK(duel.randomize_ticket_duration_seconds == 2);
+    const auto& arena = loaded->ticket_types.at(200);
+    CHECK(arena.name == "200");  // the key, when no name is given
+    CHECK(arena.max_members == 8);
+    CHECK(arena.complete_when == std::pair{4, 10});
+    CHECK_FALSE(arena.allow_match.has_value());
+}
+
+TEST_CASE("config: malformed ticket types are rejected with their path") {
+    const std::string duel = R"("profiles": ["Duel"], "properties": {"rank": {"value": "rating"}})";
+    expect_rejected(with_types("[]"), "ticketTypes", "");
+    expect_rejected(with_types(R"({"256": {)" + duel + "}}"), "ticketTypes.256", "0..255");
+    expect_rejected(with_types(R"({"duel": {)" + duel + "}}"), "ticketTypes.duel", "0..255");
+    expect_rejected(with_types(R"({"01": {)" + duel + "}}"), "ticketTypes.01", "0..255");
+    expect_rejected(with_types(R"({"1": {"maxMembers": 2}})"), "ticketTypes.1.profiles", "is required");
+    expect_rejected(with_types(R"({"1": {"profiles": []}})"), "ticketTypes.1.profiles",
+                    "at least one profile");
+    expect_rejected(with_types(R"({"1": {"profiles": ["Nope"]}})"), "ticketTypes.1.profiles",
+                    "not defined in matching.profiles");
+    expect_rejected(with_types(R"({"1": {"profiles": ["Duel"], "properties": {"level": {"value": "x"}}}})"),
+                    "ticketTypes.1.properties.level", "has no property 'level'");
+    expect_rejected(with_types(R"({"1": {"profiles": ["Arena"], "properties": {"rank": {"value": "r"}}}})"),
+                    "ticketTypes.1.properties", "must fill every property");
+    expect_rejected(with_types(R"({"1": {"profiles": ["Duel"], "properties": {"rank": {"searchSpread": 1}}}})"),
+                    "ticketTypes.1.properties.rank.value", "is required");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "maxMembers": 1}})"), "ticketTypes.1.maxMembers", "");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "searchIntervalMs": 5}})"),
+                    "ticketTypes.1.searchIntervalMs", "");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "allowMatch": {"value": "rating"}}})"),
+                    "ticketTypes.1.allowMatch", "needs value and maxDifference");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "completeWhen": {"minMembers": 3, "afterSeconds": 1}}})"),
+                    "ticketTypes.1.completeWhen.minMembers", "must not exceed maxMembers (2)");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "randomize": {"searchTries": -1}}})"),
+                    "ticketTypes.1.randomize.searchTries", "");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "colour": "red"}})"), "ticketTypes.1.colour", "unknown key");
+}
+
+TEST_CASE("config: token secrets, client limits and the admin port") {
+    auto loaded = load_string(R"({"node": {"adminListen": "127.0.0.1:9200"},
+        "cluster": {"tokenSecret": "a-token-secret-of-32-bytes-0123"},
+        "limits": {"commandsPerSecond": 50, "rangeValuesMax": 16, "ticketDurationMinSeconds": 1}})",
+                              "test.json");
+    REQUIRE(loaded.has_value());
+    CHECK(loaded->node.admin_listen == "127.0.0.1:9200");
+    CHECK(loaded->cluster.token_secret == "a-token-secret-of-32-bytes-0123");
+    CHECK(loaded->limits.commands_per_second == 50);
+    CHECK(loaded->limits.range_values_max == 16);
+    CHECK(loaded->limits.ticket_duration_min_seconds == 1);
+    auto no_admin = load_string(R"({"node": {"adminListen": ""}})", "test.json");
+    REQUIRE(no_admin.has_value());
+    CHECK(no_admin->node.admin_listen.empty());
+
+    expect_rejected(R"({"cluster": {"tokenSecret": "short"}})", "cluster.tokenSecret", "");
+    expect_rejected(R"({"cluster": {"tokenSecret": "a-token-secret-of-32-bytes-0123", "tokenSecretFile": "/x"}})",
+                    "cluster.tokenSecretFile", "either tokenSecret or tokenSecretFile");
+    expect_rejected(R"({"cluster": {"tokenSecretFile": "/nonexistent/token"}})", "cluster.tokenSecretFile", "");
+    expect_rejected(R"({"limits": {"commandsPerSecond": 0}})", "limits.commandsPerSecond", "");
+    expect_rejected(R"({"limits": {"rangeValuesMax": 1000}})", "limits.rangeValuesMax", "");
+    expect_rejected(R"({"limits": {"ticketDurationMinSeconds": 0}})", "limits.ticketDurationMinSeconds", "");
+    expect_rejected(R"({"node": {"adminListen": "nowhere"}})", "node.adminListen", "");
+}

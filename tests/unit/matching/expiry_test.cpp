@@ -1,0 +1,77 @@
+#include <doctest/doctest.h>
+
+#include "store_fixture.hpp"
+
+using namespace matching_test;
+using Ids = std::vector<std::string>;
+
+TEST_CASE_FIXTURE(StoreFixture,
+                  "matching/expiry: an item is visible before its TTL and gone after") {
+    add_rank("a", 5, "", 2s);
+    now += 1999ms;
+    CHECK(search_rank(5) == Ids{"a"});
+    now += 1ms;  // exactly at expiry
+    CHECK(search_rank(5).empty());
+}
+
+TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: expired items are freed, not only hidden") {
+    for (int i = 0; i < 960; ++i) {
+        add_rank("u" + std::to_string(i), i, "", std::chrono::seconds(1 + i % 60));
+    }
+    CHECK(store.size() == 960);
+    now += 30s + BucketStore::wheel_tick;
+    CHECK(store.expire(now) == 480);  // TTLs 1..30 s have run out: half of them
+    CHECK(store.size() == 480);
+    now += 30s;
+    CHECK(store.expire(now) == 480);
+    CHECK(store.size() == 0);
+    CHECK(store.items().bucket_count() == 0);
+}
+
+TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: the freeing lags expiry by at most one tick") {
+    add_rank("a", 5, "", 1s);
+    now += 1s;
+    store.expire(now);
+    CHECK(store.size() <= 1);
+    now += BucketStore::wheel_tick;
+    store.expire(now);
+    CHECK(store.size() == 0);
+}
+
+TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: re-adding refreshes the TTL") {
+    add_rank("a", 5, "", 2s);
+    now += 1500ms;
+    add_rank("a", 5, "", 2s);
+    now += 1500ms;
+    CHECK(search_rank(5) == Ids{"a"});
+    now += 600ms;
+    store.expire(now);
+    CHECK(search_rank(5).empty());
+    CHECK(store.size() == 0);
+}
+
+TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: an expired item re-added goes to the back") {
+    add_rank("a", 5, "", 1s);
+    add_rank("b", 5, "", 10s);
+    now += 1050ms;  // a expired, not yet freed
+    add_rank("a", 5, "", 10s);
+    CHECK(search_rank(5) == Ids{"b", "a"});
+}
+
+TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: a clock jump past the whole wheel frees all") {
+    for (int i = 0; i < 100; ++i) {
+        add_rank("u" + std::to_string(i), i, "", 60s);
+    }
+    now += std::chrono::hours(5);
+    CHECK(store.expire(now) == 100);
+    CHECK(store.size() == 0);
+    add_rank("fresh", 5, "", 5s);
+    CHECK(search_rank(5) == Ids{"fresh"});
+}
+
+TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: a clock that does not move frees nothing early") {
+    add_rank("a", 5, "", 1s);
+    CHECK(store.expire(now) == 0);
+    CHECK(store.expire(now - 5s) == 0);  // a backwards step is ignored
+    CHECK(search_rank(5) == Ids{"a"});
+}
