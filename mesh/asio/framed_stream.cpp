@@ -1,0 +1,146 @@
+#include "mesh/asio/framed_stream.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/read.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+namespace matchmesh::mesh {
+namespace {
+
+constexpr auto use_nothrow = asio::experimental::as_tuple(asio::use_awaitable);
+constexpr std::size_t write_batch_frames = 256;
+constexpr std::size_t write_batch_bytes = 4 * 1024 * 1024;
+
+}  // namespace
+
+FramedStream::FramedStream(asio::io_context& context, std::size_t read_buffer_bytes)
+    : socket(context), in_(std::max<std::size_t>(read_buffer_bytes, frame_header_bytes)), wake_(context) {
+    wake_.expires_at(asio::steady_timer::time_point::max());
+}
+
+bool FramedStream::push(Frame frame, std::size_t frames_max, std::size_t bytes_max) {
+    if (outbox_.size() >= frames_max || outbox_bytes_ + frame.size() > bytes_max) {
+        return false;
+    }
+    outbox_bytes_ += frame.size();
+    outbox_.push_back(std::move(frame));
+    if (writable_) {
+        wake_.cancel();
+    }
+    return true;
+}
+
+void FramedStream::open_outbox() {
+    writable_ = true;
+    wake_.cancel();
+}
+
+void FramedStream::close() {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    std::error_code ignored;
+    socket.close(ignored);
+    wake_.cancel();
+}
+
+std::string FramedStream::remote() const {
+    std::error_code error;
+    const auto endpoint = socket.remote_endpoint(error);
+    return error ? std::string("?")
+                 : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+}
+
+asio::awaitable<std::error_code> FramedStream::fill() {
+    if (in_begin_ > 0) {  // keep the unread part at the front
+        std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+        in_end_ -= in_begin_;
+        in_begin_ = 0;
+    }
+    auto [error, read] = co_await socket.async_read_some(
+        asio::buffer(in_.data() + in_end_, in_.size() - in_end_), use_nothrow);
+    in_end_ += read;
+    co_return error;
+}
+
+asio::awaitable<std::expected<void, FramedStream::ReadFailure>> FramedStream::read_frame(
+    const FrameLimits& limits, std::vector<capnp::word>& body) {
+    while (in_end_ - in_begin_ < frame_header_bytes) {
+        if (const std::error_code error = co_await fill()) {
+            co_return std::unexpected(
+                ReadFailure{ReadFailure::Kind::disconnected, error.message(), {}});
+        }
+    }
+    auto length = parse_header(
+        std::span<const std::byte, frame_header_bytes>(in_.data() + in_begin_, frame_header_bytes),
+        limits);
+    if (!length) {
+        co_return std::unexpected(ReadFailure{
+            ReadFailure::Kind::bad_frame,
+            fmt::format("{}: {}", to_string(length.error().code), length.error().message),
+            length.error().code});
+    }
+    in_begin_ += frame_header_bytes;
+    body.resize(*length / sizeof(capnp::word));
+    auto* target = reinterpret_cast<std::byte*>(body.data());
+    const std::size_t buffered = std::min(in_end_ - in_begin_, *length);
+    std::memcpy(target, in_.data() + in_begin_, buffered);
+    in_begin_ += buffered;
+    if (buffered < *length) {  // the rest of a large frame goes straight into the body
+        auto [error, read] = co_await asio::async_read(
+            socket, asio::buffer(target + buffered, *length - buffered), use_nothrow);
+        if (error) {
+            co_return std::unexpected(ReadFailure{
+                ReadFailure::Kind::bad_frame, fmt::format("truncated frame: {}", error.message()),
+                FrameErrc::malformed});
+        }
+    }
+    co_return std::expected<void, ReadFailure>{};
+}
+
+asio::awaitable<bool> FramedStream::write_now(Frame frame) {
+    auto [error, written] = co_await asio::async_write(socket, asio::buffer(frame), use_nothrow);
+    co_return !error;
+}
+
+asio::awaitable<std::error_code> FramedStream::write_loop(std::shared_ptr<FramedStream> stream,
+                                                          std::shared_ptr<bool> alive) {
+    std::vector<asio::const_buffer> buffers;
+    while (!stream->closed_) {
+        if (stream->outbox_.empty() || !stream->writable_) {
+            co_await stream->wake_.async_wait(use_nothrow);
+            if (!*alive) {
+                co_return std::error_code{};
+            }
+            continue;
+        }
+        buffers.clear();
+        std::size_t bytes = 0;
+        for (const Frame& frame : stream->outbox_) {
+            if (buffers.size() == write_batch_frames || bytes >= write_batch_bytes) {
+                break;
+            }
+            buffers.push_back(asio::buffer(frame));
+            bytes += frame.size();
+        }
+        auto [error, written] = co_await asio::async_write(stream->socket, buffers, use_nothrow);
+        if (!*alive || stream->closed_) {
+            co_return std::error_code{};
+        }
+        if (error) {
+            co_return error;
+        }
+        for (std::size_t i = 0; i < buffers.size(); ++i) {
+            stream->outbox_bytes_ -= stream->outbox_.front().size();
+            stream->outbox_.pop_front();
+        }
+    }
+    co_return std::error_code{};
+}
+
+}  // namespace matchmesh::mesh

@@ -1,0 +1,81 @@
+#include "mesh/asio/listener.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/use_awaitable.hpp>
+
+namespace matchmesh::mesh {
+
+std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_port(
+    std::string_view address) {
+    const auto colon = address.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) {
+        return std::unexpected(fmt::format("'{}' is not host:port", address));
+    }
+    const std::string_view port_text = address.substr(colon + 1);
+    unsigned port = 0;
+    auto [end, error] =
+        std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (error != std::errc() || end != port_text.data() + port_text.size() || port > 65535) {
+        return std::unexpected(fmt::format("'{}' has no valid port", address));
+    }
+    std::string host(address.substr(0, colon));
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);  // [::1]:7100
+    }
+    return std::pair{host, static_cast<std::uint16_t>(port)};
+}
+
+std::expected<asio::ip::tcp::endpoint, std::string> open_listener(asio::ip::tcp::acceptor& acceptor,
+                                                                  const std::string& address) {
+    auto failed = [&address](std::string_view reason) {
+        return std::unexpected(fmt::format("cannot listen on {}: {}", address, reason));
+    };
+    auto parts = split_host_port(address);
+    if (!parts) {
+        return failed(parts.error());
+    }
+    std::error_code error;
+    asio::ip::tcp::resolver resolver(acceptor.get_executor());
+    auto endpoints = resolver.resolve(parts->first, std::to_string(parts->second),
+                                      asio::ip::tcp::resolver::passive, error);
+    if (error || endpoints.empty()) {
+        return failed(error ? error.message() : "no address");
+    }
+    const auto endpoint = endpoints.begin()->endpoint();
+    acceptor.open(endpoint.protocol(), error);
+    if (!error) {
+        acceptor.set_option(asio::ip::tcp::acceptor::reuse_address(true), error);
+    }
+    if (!error) {
+        acceptor.bind(endpoint, error);
+    }
+    if (!error) {
+        acceptor.listen(asio::socket_base::max_listen_connections, error);
+    }
+    if (error) {
+        return failed(error.message());
+    }
+    return acceptor.local_endpoint();
+}
+
+asio::awaitable<void> accept_each(asio::ip::tcp::acceptor& acceptor, std::shared_ptr<bool> alive,
+                                  std::function<void(asio::ip::tcp::socket)> on_accept,
+                                  std::function<void(const std::error_code&)> on_error) {
+    while (true) {
+        auto [error, socket] =
+            co_await acceptor.async_accept(asio::experimental::as_tuple(asio::use_awaitable));
+        if (!*alive || error == asio::error::operation_aborted || !acceptor.is_open()) {
+            co_return;
+        }
+        if (error) {
+            on_error(error);
+            continue;
+        }
+        on_accept(std::move(socket));
+    }
+}
+
+}  // namespace matchmesh::mesh

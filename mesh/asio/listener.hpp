@@ -1,0 +1,27 @@
+#pragma once
+// Opening a listening TCP socket on "host:port", with an error that names the address and why.
+
+#include <expected>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+
+namespace matchmesh::mesh {
+
+[[nodiscard]] std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_port(
+    std::string_view address);
+
+// Opens, binds and listens; returns the bound endpoint (port 0 picks a free one).
+[[nodiscard]] std::expected<asio::ip::tcp::endpoint, std::string> open_listener(
+    asio::ip::tcp::acceptor& acceptor, const std::string& address);
+
+// Accepts connections until the acceptor is closed (or `alive` turns false), handing each socket
+// to `on_accept`; `on_error` hears of failed accepts that do not end the loop.
+asio::awaitable<void> accept_each(asio::ip::tcp::acceptor& acceptor, std::shared_ptr<bool> alive,
+                                  std::function<void(asio::ip::tcp::socket)> on_accept,
+                                  std::function<void(const std::error_code&)> on_error);
+
+}  // namespace matchmesh::mesh

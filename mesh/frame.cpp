@@ -1,0 +1,179 @@
+#include "mesh/frame.hpp"
+
+#include <cstring>
+
+#include <capnp/serialize.h>
+#include <fmt/format.h>
+#include <kj/exception.h>
+#include <kj/io.h>
+
+#include "mesh/base/assert.hpp"
+#include "mesh/envelope.capnp.h"
+
+namespace matchmesh::mesh {
+namespace {
+
+void put_u32(std::byte* out, std::uint32_t value) {
+    for (int i = 0; i < 4; ++i) {
+        out[i] = static_cast<std::byte>(value >> (8 * i));
+    }
+}
+
+void put_u16(std::byte* out, std::uint16_t value) {
+    out[0] = static_cast<std::byte>(value);
+    out[1] = static_cast<std::byte>(value >> 8);
+}
+
+std::uint32_t get_u32(const std::byte* in) {
+    std::uint32_t value = 0;
+    for (int i = 0; i < 4; ++i) {
+        value |= static_cast<std::uint32_t>(in[i]) << (8 * i);
+    }
+    return value;
+}
+
+std::uint16_t get_u16(const std::byte* in) {
+    return static_cast<std::uint16_t>(static_cast<std::uint16_t>(in[0]) |
+                                      (static_cast<std::uint16_t>(in[1]) << 8));
+}
+
+wire::Envelope::Kind to_wire(EnvelopeKind kind) {
+    switch (kind) {
+        case EnvelopeKind::one_way: return wire::Envelope::Kind::ONE_WAY;
+        case EnvelopeKind::request: return wire::Envelope::Kind::REQUEST;
+        case EnvelopeKind::response: return wire::Envelope::Kind::RESPONSE;
+        case EnvelopeKind::failure: return wire::Envelope::Kind::FAILURE;
+    }
+    MM_ASSERT(false);
+}
+
+std::expected<EnvelopeKind, FrameError> from_wire(wire::Envelope::Kind kind) {
+    switch (kind) {
+        case wire::Envelope::Kind::ONE_WAY: return EnvelopeKind::one_way;
+        case wire::Envelope::Kind::REQUEST: return EnvelopeKind::request;
+        case wire::Envelope::Kind::RESPONSE: return EnvelopeKind::response;
+        case wire::Envelope::Kind::FAILURE: return EnvelopeKind::failure;
+    }
+    return fail(FrameErrc::malformed, "unknown envelope kind");
+}
+
+}  // namespace
+
+std::string_view to_string(FrameErrc code) {
+    switch (code) {
+        case FrameErrc::empty: return "empty frame";
+        case FrameErrc::oversized: return "oversized frame";
+        case FrameErrc::misaligned: return "misaligned frame";
+        case FrameErrc::bad_version: return "bad frame version";
+        case FrameErrc::malformed: return "malformed frame";
+    }
+    return "frame error";
+}
+
+Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> payload) {
+    capnp::MallocMessageBuilder message(static_cast<unsigned>(payload.size() + 16));
+    auto envelope = message.initRoot<wire::Envelope>();
+    envelope.setService(fields.service);
+    envelope.setMethod(fields.method);
+    envelope.setCorrelation(fields.correlation);
+    envelope.setKind(to_wire(fields.kind));
+    if (!payload.empty()) {
+        envelope.setPayload(
+            kj::arrayPtr(reinterpret_cast<const kj::byte*>(payload.data()), payload.size_bytes()));
+    }
+    if (fields.kind == EnvelopeKind::failure) {
+        envelope.setErrorCode(fields.error_code);
+        envelope.setErrorMessage(std::string(fields.error_message));
+    }
+    return encode_message_frame(message);
+}
+
+Frame encode_message_frame(capnp::MessageBuilder& message) {
+    const std::size_t body_bytes =
+        capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word);
+    MM_ASSERT(body_bytes <= UINT32_MAX);
+    Frame frame(frame_header_bytes + body_bytes);
+    put_u32(frame.data(), static_cast<std::uint32_t>(body_bytes));
+    put_u16(frame.data() + 4, frame_version);
+    put_u16(frame.data() + 6, 0);
+    kj::ArrayOutputStream out(
+        kj::arrayPtr(reinterpret_cast<kj::byte*>(frame.data() + frame_header_bytes), body_bytes));
+    capnp::writeMessage(out, message);
+    MM_ASSERT(out.getArray().size() == body_bytes);
+    return frame;
+}
+
+std::expected<std::size_t, FrameError> parse_header(
+    std::span<const std::byte, frame_header_bytes> header, const FrameLimits& limits) {
+    const std::size_t length = get_u32(header.data());
+    const std::uint16_t version = get_u16(header.data() + 4);
+    const std::uint16_t reserved = get_u16(header.data() + 6);
+    if (version != frame_version || reserved != 0) {
+        return fail(FrameErrc::bad_version,
+                    fmt::format("frame version {} (reserved {}), expected {}", version, reserved,
+                                frame_version));
+    }
+    if (length == 0) {
+        return fail(FrameErrc::empty, "frame body is empty");
+    }
+    if (length > limits.body_bytes_max) {
+        return fail(FrameErrc::oversized, fmt::format("frame body of {} bytes exceeds {}", length,
+                                                      limits.body_bytes_max));
+    }
+    if (length % sizeof(capnp::word) != 0) {
+        return fail(FrameErrc::misaligned,
+                    fmt::format("frame body of {} bytes is not whole words", length));
+    }
+    return length;
+}
+
+std::expected<Envelope, FrameError> decode_body(std::span<const capnp::word> body,
+                                                const FrameLimits& limits) {
+    MM_ASSERT(reinterpret_cast<std::uintptr_t>(body.data()) % alignof(capnp::word) == 0);
+    try {
+        capnp::FlatArrayMessageReader reader(kj::arrayPtr(body.data(), body.size()),
+                                             limits.reader_options());
+        auto root = reader.getRoot<wire::Envelope>();
+        auto kind = from_wire(root.getKind());
+        if (!kind) {
+            return std::unexpected(kind.error());
+        }
+        Envelope envelope;
+        envelope.service = root.getService();
+        envelope.method = root.getMethod();
+        envelope.correlation = root.getCorrelation();
+        envelope.kind = *kind;
+        auto payload = root.getPayload();
+        if (payload.size() % sizeof(capnp::word) != 0) {
+            return fail(FrameErrc::malformed, "payload is not whole words");
+        }
+        envelope.payload = PayloadView(reinterpret_cast<const capnp::word*>(payload.begin()),
+                                       payload.size() / sizeof(capnp::word));
+        envelope.error_code = root.getErrorCode();
+        envelope.error_message = root.getErrorMessage().cStr();
+        return envelope;
+    } catch (const kj::Exception& error) {
+        return fail(FrameErrc::malformed,
+                    fmt::format("undecodable envelope: {}", error.getDescription().cStr()));
+    }
+}
+
+std::expected<Envelope, FrameError> decode_frame(const Frame& frame, const FrameLimits& limits) {
+    if (frame.size() < frame_header_bytes) {
+        return fail(FrameErrc::malformed, "frame shorter than its header");
+    }
+    auto length = parse_header(
+        std::span<const std::byte, frame_header_bytes>(frame.data(), frame_header_bytes), limits);
+    if (!length) {
+        return std::unexpected(length.error());
+    }
+    if (*length != frame.size() - frame_header_bytes) {
+        return fail(FrameErrc::malformed, "frame length does not match its header");
+    }
+    return decode_body(
+        std::span(reinterpret_cast<const capnp::word*>(frame.data() + frame_header_bytes),
+                  *length / sizeof(capnp::word)),
+        limits);
+}
+
+}  // namespace matchmesh::mesh

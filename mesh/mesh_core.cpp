@@ -1,0 +1,402 @@
+#include "mesh/mesh_core.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "mesh/base/assert.hpp"
+#include "mesh/control.hpp"
+#include "mesh/envelope.capnp.h"
+
+namespace matchmesh::mesh {
+
+MeshCore::MeshCore(MemberInfo self, MeshOptions options, Scheduler& scheduler, Transport& transport,
+                   std::function<std::uint64_t()> next_incarnation)
+    : options_(options),
+      reader_options_(options.limits.reader_options()),
+      scheduler_(scheduler),
+      transport_(transport),
+      next_incarnation_(std::move(next_incarnation)),
+      membership_(std::move(self), options.membership) {}
+
+MeshCore::~MeshCore() {
+    *alive_ = false;
+    scheduler_.cancel(heartbeat_timer_);
+    for (auto& [correlation, pending] : pending_) {
+        scheduler_.cancel(pending.timer);
+    }
+}
+
+void MeshCore::start() {
+    MM_ASSERT(!started_);
+    started_ = true;
+    heartbeat();
+}
+
+void MeshCore::leave() {
+    if (leaving_) {
+        return;
+    }
+    leaving_ = true;
+    scheduler_.cancel(heartbeat_timer_);
+    const Payload payload = encode(LeaveMessage{self().id, self().incarnation});
+    for (const MemberInfo& member : membership_.contacts()) {
+        transport_.send(member, control_frame(wire::METHOD_LEAVE, payload));
+    }
+    auto pending = std::exchange(pending_, {});
+    for (auto& [correlation, request] : pending) {
+        scheduler_.cancel(request.timer);
+        fail_later(std::move(request.on_reply), MeshErrc::shutdown, "this node is leaving");
+    }
+}
+
+void MeshCore::heartbeat() {
+    const Time now = scheduler_.now();
+    membership_.tick(now);
+    publish_events();
+    for (const MemberInfo& member : membership_.contacts()) {
+        send_heartbeat(member);
+    }
+    heartbeat_timer_ =
+        scheduler_.run_after(options_.membership.heartbeat_interval, [this, alive = alive_] {
+            if (*alive) {
+                heartbeat();
+            }
+        });
+}
+
+void MeshCore::send_heartbeat(const MemberInfo& to) {
+    HeartbeatMessage message{self(), {}};
+    for (const MemberInfo& member : membership_.live()) {
+        if (member.id != self().id) {
+            message.members.push_back(member);
+        }
+    }
+    transport_.send(to, control_frame(wire::METHOD_HEARTBEAT, encode(message)));
+}
+
+void MeshCore::connected(const MemberInfo& peer) {
+    if (leaving_ || peer.id == self().id) {
+        return;
+    }
+    membership_.add_pending(peer, scheduler_.now());
+    send_heartbeat(peer);
+}
+
+void MeshCore::deliver(const MemberInfo& from, Transport::ConnectionId via,
+                       const Envelope& envelope) {
+    if (leaving_) {
+        return;
+    }
+    if (envelope.kind == EnvelopeKind::response || envelope.kind == EnvelopeKind::failure) {
+        handle_reply(from, envelope);
+        return;
+    }
+    if (envelope.service == mesh_service) {
+        handle_control(from, envelope);
+        return;
+    }
+    if (!membership_.is_live(from)) {
+        // Only members may change this node's state; a dead incarnation is told so.
+        ++counters_.frames_from_strangers;
+        if (membership_.is_dead(from)) {
+            transport_.send(
+                from, control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
+        }
+        if (envelope.kind == EnvelopeKind::request) {
+            transport_.reply(
+                via, encode_frame(FrameFields{envelope.service, envelope.method,
+                                              envelope.correlation, EnvelopeKind::failure,
+                                              static_cast<std::uint16_t>(MeshErrc::unreachable),
+                                              "not a live member here"},
+                                  {}));
+        }
+        return;
+    }
+    membership_.on_contact(from, scheduler_.now());
+    if (envelope.kind == EnvelopeKind::request) {
+        handle_request(from, via, envelope);
+        return;
+    }
+    auto handler = one_way_handlers_.find(key_of(envelope.service, envelope.method));
+    if (handler == one_way_handlers_.end()) {
+        ++counters_.handler_failures;
+        return;
+    }
+    try {
+        handler->second(from.id, envelope.payload);
+    } catch (const std::exception& error) {
+        ++counters_.handler_failures;
+        warn(fmt::format("one-way {}/{} from {} failed: {}", envelope.service, envelope.method,
+                         from.id.str(), error.what()));
+    }
+}
+
+void MeshCore::handle_control(const MemberInfo& from, const Envelope& envelope) {
+    const Time now = scheduler_.now();
+    switch (envelope.method) {
+        case wire::METHOD_HEARTBEAT: {
+            auto message = decode_heartbeat(envelope.payload, reader_options_);
+            if (!message || message->sender != from) {
+                warn(fmt::format(
+                    "ignored a heartbeat from {}: {}", from.id.str(),
+                    message ? "sender does not match the connection" : message.error().message));
+                return;
+            }
+            const auto verdict = membership_.on_heartbeat(message->sender, message->members, now);
+            if (verdict == Membership::Verdict::rejected) {
+                transport_.send(
+                    from, control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
+            } else if (verdict == Membership::Verdict::ignored && from.id == self().id) {
+                warn(fmt::format("another node uses this node's ID {} (from {})", from.id.str(),
+                                 from.address));
+            }
+            publish_events();
+            return;
+        }
+        case wire::METHOD_LEAVE: {
+            auto message = decode_leave(envelope.payload, reader_options_);
+            if (message && message->id == from.id) {
+                membership_.on_leave(message->id, message->incarnation, now);
+                publish_events();
+            }
+            return;
+        }
+        case wire::METHOD_REJECTED: {
+            auto incarnation = decode_rejected(envelope.payload, reader_options_);
+            if (incarnation && membership_.reset(*incarnation, next_incarnation_())) {
+                publish_events();
+                // Announce the new incarnation before anything else reaches the peers.
+                for (const MemberInfo& member : membership_.contacts()) {
+                    send_heartbeat(member);
+                }
+            }
+            return;
+        }
+        default: ++counters_.frames_from_strangers; return;
+    }
+}
+
+void MeshCore::handle_request(const MemberInfo& from, Transport::ConnectionId via,
+                              const Envelope& envelope) {
+    const ServiceId service = envelope.service;
+    const MethodId method = envelope.method;
+    const std::uint64_t correlation = envelope.correlation;
+    auto answer = [this, alive = alive_, via, service, method,
+                   correlation](std::expected<Payload, MeshError> result) {
+        if (!*alive) {
+            return;
+        }
+        if (result) {
+            transport_.reply(
+                via, encode_frame(
+                         FrameFields{service, method, correlation, EnvelopeKind::response, 0, {}},
+                         result->words()));
+        } else {
+            transport_.reply(
+                via, encode_frame(FrameFields{service, method, correlation, EnvelopeKind::failure,
+                                              static_cast<std::uint16_t>(result.error().code),
+                                              result.error().message},
+                                  {}));
+        }
+    };
+    auto handler = request_handlers_.find(key_of(service, method));
+    if (handler == request_handlers_.end()) {
+        answer(
+            matchmesh::fail(MeshErrc::no_handler,
+                            fmt::format("no handler for service {} method {}", service, method)));
+        return;
+    }
+    Responder responder(std::move(answer));
+    try {
+        handler->second(from.id, envelope.payload, std::move(responder));
+    } catch (const std::exception& error) {
+        ++counters_.handler_failures;
+        warn(fmt::format("request {}/{} from {} failed: {}", service, method, from.id.str(),
+                         error.what()));
+    }
+}
+
+void MeshCore::handle_reply(const MemberInfo& from, const Envelope& envelope) {
+    auto found = pending_.find(envelope.correlation);
+    if (found == pending_.end() || found->second.to != from.id) {
+        ++counters_.late_responses;
+        return;
+    }
+    if (envelope.kind == EnvelopeKind::response) {
+        if (options_.on_round_trip) {
+            options_.on_round_trip(scheduler_.precise_now() - found->second.sent);
+        }
+        finish(envelope.correlation, envelope.payload);
+        return;
+    }
+    const auto code = static_cast<MeshErrc>(envelope.error_code);
+    const bool known = envelope.error_code >= static_cast<std::uint16_t>(MeshErrc::timeout) &&
+                       envelope.error_code <= static_cast<std::uint16_t>(MeshErrc::shutdown);
+    finish(envelope.correlation,
+           std::unexpected(MeshError{known ? code : MeshErrc::remote, envelope.error_message}));
+}
+
+void MeshCore::finish(std::uint64_t correlation, std::expected<PayloadView, MeshError> result) {
+    auto found = pending_.find(correlation);
+    MM_ASSERT(found != pending_.end());
+    Pending pending = std::move(found->second);
+    pending_.erase(found);
+    scheduler_.cancel(pending.timer);
+    if (!result) {
+        ++counters_.requests_failed;
+    }
+    pending.on_reply(result);
+}
+
+void MeshCore::fail_later(ReplyHandler on_reply, MeshErrc code, std::string message) {
+    ++counters_.requests_failed;
+    scheduler_.run_after(Duration(0),
+                         [on_reply = std::move(on_reply), code, message = std::move(message)] {
+                             on_reply(std::unexpected(MeshError{code, message}));
+                         });
+}
+
+void MeshCore::send(const NodeId& to, ServiceId service, MethodId method, Payload payload) {
+    if (leaving_) {
+        ++counters_.sends_dropped;
+        return;
+    }
+    if (to == self().id) {
+        dispatch_local(service, method, std::move(payload), nullptr);
+        return;
+    }
+    const MemberInfo* member = membership_.find_live(to);
+    if (member == nullptr ||
+        transport_.send(*member,
+                        encode_frame(FrameFields{service, method, 0, EnvelopeKind::one_way, 0, {}},
+                                     payload.words())) != Transport::SendResult::queued) {
+        ++counters_.sends_dropped;
+    }
+}
+
+void MeshCore::request(const NodeId& to, ServiceId service, MethodId method, Payload payload,
+                       Duration timeout, ReplyHandler on_reply) {
+    MM_ASSERT(on_reply);
+    ++counters_.requests_sent;
+    if (leaving_) {
+        fail_later(std::move(on_reply), MeshErrc::shutdown, "this node is leaving");
+        return;
+    }
+    if (to == self().id) {
+        dispatch_local(service, method, std::move(payload),
+                       [on_reply = std::move(on_reply)](std::expected<Payload, MeshError> result) {
+                           if (result) {
+                               on_reply(result->words());
+                           } else {
+                               on_reply(std::unexpected(result.error()));
+                           }
+                       });
+        return;
+    }
+    const MemberInfo* member = membership_.find_live(to);
+    if (member == nullptr) {
+        fail_later(std::move(on_reply), MeshErrc::unreachable,
+                   fmt::format("{} is not a live member", to.str()));
+        return;
+    }
+    const std::uint64_t correlation = next_correlation_++;
+    const auto sent = transport_.send(
+        *member,
+        encode_frame(FrameFields{service, method, correlation, EnvelopeKind::request, 0, {}},
+                     payload.words()));
+    if (sent != Transport::SendResult::queued) {
+        const bool full = sent == Transport::SendResult::overloaded;
+        fail_later(std::move(on_reply), full ? MeshErrc::overloaded : MeshErrc::unreachable,
+                   fmt::format("cannot send to {}: {}", to.str(),
+                               full ? "its queue is full" : "no connection"));
+        return;
+    }
+    const TimerId timer = scheduler_.run_after(timeout, [this, alive = alive_, correlation] {
+        if (*alive && pending_.contains(correlation)) {
+            ++counters_.requests_timed_out;
+            finish(correlation, std::unexpected(MeshError{MeshErrc::timeout, "no answer in time"}));
+        }
+    });
+    pending_.emplace(correlation, Pending{to, std::move(on_reply), timer, scheduler_.precise_now()});
+}
+
+void MeshCore::dispatch_local(ServiceId service, MethodId method, Payload payload,
+                              std::function<void(std::expected<Payload, MeshError>)> answer) {
+    // Delivered on a later turn of the loop, as a remote message would be.
+    scheduler_.run_after(
+        Duration(0), [this, alive = alive_, service, method, payload = std::move(payload),
+                      answer = std::move(answer)]() mutable {
+            if (!*alive) {
+                return;
+            }
+            if (!answer) {
+                auto handler = one_way_handlers_.find(key_of(service, method));
+                if (handler != one_way_handlers_.end()) {
+                    handler->second(self().id, payload.words());
+                }
+                return;
+            }
+            auto handler = request_handlers_.find(key_of(service, method));
+            if (handler == request_handlers_.end()) {
+                answer(matchmesh::fail(MeshErrc::no_handler, "no handler on this node"));
+                return;
+            }
+            auto deliver_answer = [this, alive, answer = std::move(answer)](
+                                      std::expected<Payload, MeshError> result) mutable {
+                scheduler_.run_after(Duration(0), [alive, answer = std::move(answer),
+                                                   result = std::move(result)]() mutable {
+                    if (*alive) {
+                        answer(std::move(result));
+                    }
+                });
+            };
+            handler->second(self().id, payload.words(), Responder(std::move(deliver_answer)));
+        });
+}
+
+void MeshCore::publish_events() {
+    for (const MembershipEvent& event : membership_.take_events()) {
+        if (event.kind == MembershipEvent::Kind::died ||
+            event.kind == MembershipEvent::Kind::left) {
+            transport_.forget(event.member.id);
+            std::vector<std::uint64_t> doomed;
+            for (const auto& [correlation, pending] : pending_) {
+                if (pending.to == event.member.id) {
+                    doomed.push_back(correlation);
+                }
+            }
+            std::sort(doomed.begin(), doomed.end());  // a deterministic order for the simulation
+            for (std::uint64_t correlation : doomed) {
+                finish(correlation, std::unexpected(MeshError{MeshErrc::unreachable,
+                                                              fmt::format("{} left the cluster",
+                                                                          event.member.id.str())}));
+            }
+        }
+        for (const auto& listener : listeners_) {
+            listener(event);
+        }
+    }
+}
+
+void MeshCore::on_request(ServiceId service, MethodId method, RequestHandler handler) {
+    MM_ASSERT(service != mesh_service);
+    request_handlers_[key_of(service, method)] = std::move(handler);
+}
+
+void MeshCore::on_one_way(ServiceId service, MethodId method, OneWayHandler handler) {
+    MM_ASSERT(service != mesh_service);
+    one_way_handlers_[key_of(service, method)] = std::move(handler);
+}
+
+void MeshCore::on_membership(MembershipListener listener) {
+    listeners_.push_back(std::move(listener));
+}
+
+void MeshCore::warn(std::string message) {
+    if (options_.on_warning) {
+        options_.on_warning(message);
+    }
+}
+
+}  // namespace matchmesh::mesh

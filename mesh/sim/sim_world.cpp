@@ -1,0 +1,272 @@
+#include "mesh/sim/sim_world.hpp"
+
+#include <algorithm>
+
+#include <xxhash.h>
+
+#include "mesh/base/assert.hpp"
+
+namespace matchmesh::mesh::sim {
+
+class SimNode::NodeScheduler final : public Scheduler {
+public:
+    NodeScheduler(SimWorld& world, SimNode& node) : world_(world), node_(node) {}
+    [[nodiscard]] Time now() const override { return world_.now(); }
+    TimerId run_after(Duration delay, std::function<void()> task) override {
+        const Time at = world_.now() + std::max(delay, Duration(0));
+        const std::size_t index = node_.index();
+        return world_.schedule(at, [this, index, task = std::move(task)] {
+            world_.log(1, index, 0);
+            task();
+        });
+    }
+    bool cancel(TimerId timer) override { return world_.cancel(timer); }
+
+private:
+    SimWorld& world_;
+    SimNode& node_;
+};
+
+class SimNode::NodeTransport final : public Transport {
+public:
+    NodeTransport(SimWorld& world, SimNode& node) : world_(world), node_(node) {}
+
+    SendResult send(const MemberInfo& to, Frame frame) override {
+        SimNode* target = world_.find(to.id);
+        if (target == nullptr) {
+            return SendResult::unreachable;
+        }
+        world_.transmit(node_, target->index(), std::move(frame));
+        return SendResult::queued;
+    }
+    SendResult reply(ConnectionId via, Frame frame) override {
+        world_.transmit(node_, static_cast<std::size_t>(via), std::move(frame));
+        return SendResult::queued;
+    }
+    void forget(const NodeId&) override {}
+
+private:
+    SimWorld& world_;
+    SimNode& node_;
+};
+
+Scheduler& SimNode::scheduler() {
+    return *scheduler_;
+}
+
+SimWorld::SimWorld(std::uint64_t seed, MeshOptions options, LinkModel links)
+    : options_(std::move(options)), links_(links), random_(seed) {}
+
+SimWorld::~SimWorld() {
+    for (auto& node : nodes_) {
+        if (node->running()) {
+            stop(*node);
+        }
+    }
+}
+
+SimNode* SimWorld::find(const NodeId& id) {
+    for (auto& node : nodes_) {
+        if (node->id() == id) {
+            return node.get();
+        }
+    }
+    return nullptr;
+}
+
+SimNode& SimWorld::node(const NodeId& id) {
+    SimNode* found = find(id);
+    MM_ASSERT(found != nullptr);
+    return *found;
+}
+
+std::vector<SimNode*> SimWorld::nodes() {
+    std::vector<SimNode*> all;
+    for (auto& node : nodes_) {
+        all.push_back(node.get());
+    }
+    return all;
+}
+
+SimNode& SimWorld::add_node(SimNodeConfig config) {
+    MM_ASSERT(find(config.id) == nullptr);
+    auto node = std::make_unique<SimNode>();
+    node->config_ = std::move(config);
+    node->index_ = nodes_.size();
+    node->scheduler_ = std::make_unique<SimNode::NodeScheduler>(*this, *node);
+    node->transport_ = std::make_unique<SimNode::NodeTransport>(*this, *node);
+    nodes_.push_back(std::move(node));
+    start(*nodes_.back());
+    return *nodes_.back();
+}
+
+void SimWorld::start(SimNode& node) {
+    MM_ASSERT(!node.running());
+    ++node.incarnation_;
+    MemberInfo self{node.config_.id, node.config_.id.str(), node.config_.node_type,
+                    node.incarnation_};
+    node.core_ = std::make_unique<MeshCore>(self, options_, *node.scheduler_, *node.transport_,
+                                            [&node] { return ++node.incarnation_; });
+    for (auto& hook : start_hooks_) {
+        hook(node);
+    }
+    node.core_->start();
+    // "Connecting" to a seed takes one latency; then the seed is greeted like after a handshake.
+    for (const NodeId& seed : node.config_.seeds) {
+        SimNode* target = find(seed);
+        if (target == nullptr || target == &node) {
+            continue;
+        }
+        const std::size_t target_index = target->index();
+        schedule(now_ + links_.latency, [this, &node, target_index] {
+            SimNode& seed_node = *nodes_[target_index];
+            if (node.running() && seed_node.running() &&
+                !blocked_.contains({node.index(), target_index})) {
+                node.core_->connected(seed_node.core_->self());
+            }
+        });
+    }
+}
+
+void SimWorld::stop(SimNode& node) {
+    for (auto& hook : stop_hooks_) {
+        hook(node);
+    }
+    node.core_.reset();
+}
+
+void SimWorld::crash(const NodeId& id) {
+    SimNode& target = node(id);
+    if (target.running()) {
+        log(2, target.index(), 0);
+        stop(target);
+    }
+}
+
+void SimWorld::restart(const NodeId& id) {
+    SimNode& target = node(id);
+    MM_ASSERT(!target.running());
+    log(3, target.index(), 0);
+    start(target);
+}
+
+void SimWorld::stop_gracefully(const NodeId& id) {
+    SimNode& target = node(id);
+    if (!target.running()) {
+        return;
+    }
+    target.core_->leave();
+    const std::size_t index = target.index();
+    schedule(now_ + links_.latency + links_.jitter + Duration(1), [this, index] {
+        if (nodes_[index]->running()) {
+            stop(*nodes_[index]);
+        }
+    });
+}
+
+void SimWorld::block(const NodeId& from, const NodeId& to) {
+    blocked_.insert({node(from).index(), node(to).index()});
+}
+
+void SimWorld::unblock(const NodeId& from, const NodeId& to) {
+    blocked_.erase({node(from).index(), node(to).index()});
+}
+
+void SimWorld::partition(const std::set<NodeId>& side_a, const std::set<NodeId>& side_b) {
+    for (const NodeId& a : side_a) {
+        for (const NodeId& b : side_b) {
+            block(a, b);
+            block(b, a);
+        }
+    }
+}
+
+void SimWorld::heal() {
+    blocked_.clear();
+}
+
+TimerId SimWorld::schedule(Time at, std::function<void()> task) {
+    return events_.add(std::max(at, now_), std::move(task));
+}
+
+void SimWorld::transmit(SimNode& from, std::size_t to_index, Frame frame) {
+    const std::size_t from_index = from.index();
+    if (blocked_.contains({from_index, to_index}) ||
+        std::bernoulli_distribution(links_.drop_rate)(random_)) {
+        ++frames_dropped_;
+        return;
+    }
+    Duration delay = links_.latency;
+    if (links_.jitter > Duration(0)) {
+        delay += Duration(
+            std::uniform_int_distribution<std::int64_t>(0, links_.jitter.count())(random_));
+    }
+    Time arrival = now_ + delay;
+    if (!links_.reorder) {
+        Time& last = last_arrival_[{from_index, to_index}];
+        arrival = std::max(arrival, last);
+        last = arrival;
+    }
+    const MemberInfo sender = from.core_->self();
+    schedule(arrival, [this, from_index, to_index, sender, frame = std::move(frame)] {
+        SimNode& target = *nodes_[to_index];
+        if (!target.running()) {
+            ++frames_dropped_;
+            return;
+        }
+        log(4, from_index * 1000 + to_index, XXH3_64bits(frame.data(), frame.size()));
+        ++frames_delivered_;
+        auto envelope = decode_frame(frame, options_.limits);
+        MM_ASSERT(envelope.has_value());  // we encoded it ourselves
+        target.core_->deliver(sender, from_index, *envelope);
+    });
+}
+
+void SimWorld::log(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+    const std::uint64_t record[4] = {static_cast<std::uint64_t>(ms_since_epoch(now_)), a, b, c};
+    log_hash_ = XXH3_64bits_withSeed(record, sizeof(record), log_hash_);
+}
+
+void SimWorld::run_until(Time until) {
+    while (true) {
+        auto next = events_.next_deadline();
+        if (!next || *next > until) {
+            break;
+        }
+        now_ = std::max(now_, *next);
+        auto task = events_.pop_due(now_);
+        MM_ASSERT(task.has_value());
+        (*task)();
+    }
+    now_ = std::max(now_, until);
+}
+
+bool SimWorld::run_until_converged(Duration limit) {
+    const Time deadline = now_ + limit;
+    while (now_ < deadline) {
+        run_for(Duration(50));
+        std::vector<MemberInfo> expected;
+        for (auto& node : nodes_) {
+            if (node->running()) {
+                expected.push_back(node->core_->self());
+            }
+        }
+        std::sort(expected.begin(), expected.end(),
+                  [](const MemberInfo& a, const MemberInfo& b) { return a.id < b.id; });
+        bool converged = true;
+        for (auto& node : nodes_) {
+            if (!node->running()) {
+                continue;
+            }
+            const auto live = node->core_->live_members();
+            converged =
+                converged && std::equal(live.begin(), live.end(), expected.begin(), expected.end());
+        }
+        if (converged) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace matchmesh::mesh::sim

@@ -1,0 +1,127 @@
+#pragma once
+// SimWorld: many nodes' MeshCores in one process, on virtual time, deterministically.
+//
+// One event queue holds every node's timers and every frame in flight, ordered by (time, order
+// of scheduling); the same seed therefore gives the same run, and event_log_hash() proves it.
+// Frames are encoded and decoded with frame.hpp exactly as on TCP. Links have seeded latency,
+// jitter, loss, optional reordering, one-way blocks and partitions; nodes can crash and restart
+// (a restart is a new incarnation).
+//
+// Owned by a test; single-threaded. Code above mesh/ attaches per node through the start and
+// stop hooks (services are built on start and destroyed on stop, before the node's core).
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mesh/mesh_core.hpp"
+#include "mesh/timer_queue.hpp"
+
+namespace matchmesh::mesh::sim {
+
+struct LinkModel {
+    Duration latency{1};
+    Duration jitter{0};      // added latency, uniform in [0, jitter]
+    double drop_rate = 0.0;  // probability that a frame is lost
+    bool reorder = false;    // with jitter: may a frame overtake an earlier one on its link?
+};
+
+struct SimNodeConfig {
+    NodeId id;
+    std::string node_type = "HTTP";
+    std::vector<NodeId> seeds;
+};
+
+class SimWorld;
+
+// One simulated node: its scheduler, transport and core.
+class SimNode {
+public:
+    [[nodiscard]] const NodeId& id() const { return config_.id; }
+    [[nodiscard]] bool running() const { return core_ != nullptr; }
+    [[nodiscard]] MeshCore& core() { return *core_; }
+    [[nodiscard]] Network& network() { return *core_; }
+    [[nodiscard]] Scheduler& scheduler();
+    [[nodiscard]] std::size_t index() const { return index_; }
+
+private:
+    friend class SimWorld;
+    class NodeScheduler;
+    class NodeTransport;
+
+    SimNodeConfig config_;
+    std::size_t index_ = 0;
+    std::uint64_t incarnation_ = 0;
+    std::unique_ptr<NodeScheduler> scheduler_;
+    std::unique_ptr<NodeTransport> transport_;
+    std::unique_ptr<MeshCore> core_;
+};
+
+class SimWorld {
+public:
+    SimWorld(std::uint64_t seed, MeshOptions options, LinkModel links = {});
+    ~SimWorld();
+
+    SimNode& add_node(SimNodeConfig config);
+    [[nodiscard]] SimNode& node(const NodeId& id);
+    [[nodiscard]] std::vector<SimNode*> nodes();
+
+    // Called after a node's core starts (to attach services) and before it stops (to detach).
+    void on_start(std::function<void(SimNode&)> hook) { start_hooks_.push_back(std::move(hook)); }
+    void on_stop(std::function<void(SimNode&)> hook) { stop_hooks_.push_back(std::move(hook)); }
+
+    void crash(const NodeId& id);                      // stops at once, silently
+    void restart(const NodeId& id);                    // starts again as a new incarnation
+    void stop_gracefully(const NodeId& id);            // leaves, then stops after frames drain
+    void block(const NodeId& from, const NodeId& to);  // frames from -> to are lost
+    void unblock(const NodeId& from, const NodeId& to);
+    void partition(const std::set<NodeId>& side_a, const std::set<NodeId>& side_b);
+    void heal();  // removes every block
+    void set_links(LinkModel links) { links_ = links; }
+
+    [[nodiscard]] Time now() const { return now_; }
+    // Runs events until none is due at or before `until`, then sets the clock to `until`.
+    void run_until(Time until);
+    void run_for(Duration duration) { run_until(now_ + duration); }
+    // Runs until every running node sees the same live set of all running nodes, or the time
+    // limit passes; returns whether they converged.
+    bool run_until_converged(Duration limit);
+
+    [[nodiscard]] std::uint64_t event_log_hash() const { return log_hash_; }
+    [[nodiscard]] std::uint64_t frames_delivered() const { return frames_delivered_; }
+    [[nodiscard]] std::uint64_t frames_dropped() const { return frames_dropped_; }
+    [[nodiscard]] std::mt19937_64& random() { return random_; }
+
+private:
+    friend class SimNode::NodeScheduler;
+    friend class SimNode::NodeTransport;
+
+    void start(SimNode& node);
+    void stop(SimNode& node);
+    TimerId schedule(Time at, std::function<void()> task);
+    bool cancel(TimerId timer) { return events_.cancel(timer); }
+    void transmit(SimNode& from, std::size_t to_index, Frame frame);
+    void log(std::uint64_t a, std::uint64_t b, std::uint64_t c);
+    [[nodiscard]] SimNode* find(const NodeId& id);
+
+    MeshOptions options_;
+    LinkModel links_;
+    std::mt19937_64 random_;
+    Time now_{};
+    TimerQueue events_;
+    std::vector<std::unique_ptr<SimNode>> nodes_;
+    std::set<std::pair<std::size_t, std::size_t>> blocked_;
+    std::map<std::pair<std::size_t, std::size_t>, Time> last_arrival_;  // for FIFO links
+    std::vector<std::function<void(SimNode&)>> start_hooks_;
+    std::vector<std::function<void(SimNode&)>> stop_hooks_;
+    std::uint64_t log_hash_ = 0;
+    std::uint64_t frames_delivered_ = 0;
+    std::uint64_t frames_dropped_ = 0;
+};
+
+}  // namespace matchmesh::mesh::sim

@@ -1,0 +1,43 @@
+#include "mesh/timer_queue.hpp"
+
+namespace matchmesh::mesh {
+
+TimerId TimerQueue::add(Time deadline, std::function<void()> task) {
+    const TimerId id = next_id_++;
+    tasks_.emplace(id, std::move(task));
+    order_.push(Entry{deadline, id});
+    return id;
+}
+
+bool TimerQueue::cancel(TimerId timer) {
+    return tasks_.erase(timer) > 0;
+}
+
+void TimerQueue::drop_cancelled() {
+    while (!order_.empty() && !tasks_.contains(order_.top().id)) {
+        order_.pop();
+    }
+}
+
+std::optional<Time> TimerQueue::next_deadline() {
+    drop_cancelled();
+    if (order_.empty()) {
+        return std::nullopt;
+    }
+    return order_.top().deadline;
+}
+
+std::optional<std::function<void()>> TimerQueue::pop_due(Time now) {
+    drop_cancelled();
+    if (order_.empty() || order_.top().deadline > now) {
+        return std::nullopt;
+    }
+    const TimerId id = order_.top().id;
+    order_.pop();
+    auto found = tasks_.find(id);
+    std::function<void()> task = std::move(found->second);
+    tasks_.erase(found);
+    return task;
+}
+
+}  // namespace matchmesh::mesh

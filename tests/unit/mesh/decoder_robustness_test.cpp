@@ -1,0 +1,106 @@
+// Every decoder of peer or client bytes, fed mutated copies of valid messages: each input is
+// either decoded or refused with an error, never a crash (the suite also runs under ASan+UBSan).
+#include <doctest/doctest.h>
+
+#include "support/seed.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "matching/wire.hpp"
+#include "mesh/control.hpp"
+#include "mesh/frame.hpp"
+#include "node/client_protocol.hpp"
+
+using namespace matchmesh;
+
+namespace {
+
+std::vector<capnp::word> words_of(const mesh::Frame& frame) {
+    std::vector<capnp::word> words((frame.size() - mesh::frame_header_bytes) / sizeof(capnp::word));
+    std::memcpy(static_cast<void*>(words.data()), frame.data() + mesh::frame_header_bytes,
+                words.size() * sizeof(capnp::word));
+    return words;
+}
+
+std::vector<capnp::word> words_of(const mesh::Payload& payload) {
+    return {payload.words().begin(), payload.words().end()};
+}
+
+// Flips bytes, truncates, or writes random words into a copy of `original`.
+std::vector<capnp::word> mutate(const std::vector<capnp::word>& original, std::mt19937_64& random) {
+    std::vector<capnp::word> copy = original;
+    auto* bytes = reinterpret_cast<std::uint8_t*>(copy.data());
+    const std::size_t size = copy.size() * sizeof(capnp::word);
+    switch (random() % 4) {
+        case 0:
+            for (int i = 0; i < 1 + static_cast<int>(random() % 4); ++i) {
+                bytes[random() % size] ^= static_cast<std::uint8_t>(1 + random() % 255);
+            }
+            break;
+        case 1: copy.resize(random() % (copy.size() + 1)); break;
+        case 2:
+            for (auto& word : copy) {
+                if (random() % 8 == 0) {
+                    std::uint64_t noise = random();
+                    std::memcpy(static_cast<void*>(&word), &noise, sizeof(noise));
+                }
+            }
+            break;
+        default: bytes[random() % size] = static_cast<std::uint8_t>(random()); break;
+    }
+    return copy;
+}
+
+}  // namespace
+
+TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash") {
+    const std::uint64_t seed = test_support::choose_seed("decoder robustness");
+    INFO("seed ", seed);
+    std::mt19937_64 random(seed);
+    const mesh::FrameLimits limits;
+    const auto options = limits.reader_options();
+
+    const mesh::MemberInfo member{NodeId("node-1"), "127.0.0.1:7100", "HTTP", 42};
+    const matching::AddedItem item{"RankMatch",
+                                   "RankMatch\t\t3",
+                                   "u1",
+                                   {{"room", std::string("r1")}, {"n", std::int64_t{2}}},
+                                   std::chrono::seconds(30)};
+    const std::vector<std::string> keys{"RankMatch\t\t3", "RankMatch\t\t4"};
+    const std::vector<std::vector<capnp::word>> samples{
+        words_of(
+            mesh::encode_frame({1, 3, 9, mesh::EnvelopeKind::request, 0, {}},
+                               words_of(mesh::encode(mesh::HeartbeatMessage{member, {member}})))),
+        words_of(mesh::encode(mesh::HeartbeatMessage{member, {member, member}})),
+        words_of(mesh::encode(mesh::HelloMessage{"c", member, {}, {}})),
+        words_of(matching::encode_add(std::span(&item, 1))),
+        words_of(matching::encode_search(keys, 20)),
+        words_of(node::encode_request(node::ClientRequest{
+            5,
+            node::AddCommand{
+                "RankMatch", "u1", "eu", {{"rank", 3}}, {{"x", 1.5}}, std::chrono::seconds(9)}})),
+        words_of(node::encode_request(node::ClientRequest{
+            6, node::RangeSearchCommand{{"A", "B"}, {"", "eu"}, {{"rank", {1, 2, 3}}}, 10}})),
+    };
+    std::size_t decoded = 0;
+    std::size_t refused = 0;
+    for (int round = 0; round < 20000; ++round) {
+        const auto& sample = samples[static_cast<std::size_t>(round) % samples.size()];
+        const auto input = mutate(sample, random);
+        const mesh::PayloadView view(input.data(), input.size());
+        // Each decoder must cope with every input, whatever it was meant to be.
+        auto count = [&](bool ok) { ok ? ++decoded : ++refused; };
+        count(mesh::decode_body(view, limits).has_value());
+        count(mesh::decode_heartbeat(view, options).has_value());
+        count(mesh::decode_hello(view, options).has_value());
+        count(matching::decode_add(view, options).has_value());
+        count(matching::decode_search(view, options).has_value());
+        count(matching::decode_search_response(view, options).has_value());
+        count(node::decode_request(view, options).has_value());
+    }
+    CHECK(decoded > 0);
+    CHECK(refused > 0);
+}
