@@ -1,0 +1,364 @@
+// The home side: a connected user's participations, the pushes delivered to it (each once), its
+// leaves, party claims, and what a node's death means for the users connected here.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ticket/service.hpp"
+#include "ticket/ticket.capnp.h"
+
+namespace matchmesh::ticket {
+namespace {
+
+constexpr std::size_t seen_pushes_max = 65536;
+
+PushKind user_kind(WireKind kind) {
+    switch (kind) {
+        case WireKind::success: return PushKind::success;
+        case WireKind::timeout: return PushKind::timeout;
+        case WireKind::cancel: return PushKind::cancel;
+        case WireKind::broadcast: return PushKind::broadcast;
+        case WireKind::failure: return PushKind::failure;
+        default: return PushKind::announce;
+    }
+}
+
+}  // namespace
+
+const User* TicketService::local_user(const UserId& id) const {
+    auto found = users_.find(id);
+    return found == users_.end() ? nullptr : &found->second;
+}
+
+void TicketService::deliver(const NodeId& home, PushEnvelope push) {
+    if (home == network_.self().id) {
+        // On a later turn: the sender may be in the middle of changing a room.
+        scheduler_.run_after(Duration(0), [this, alive = alive_, push = std::move(push)] {
+            if (*alive) {
+                receive_push(push);
+            }
+        });
+        return;
+    }
+    courier_.request(home, wire::SERVICE, wire::METHOD_PUSH, encode(push), [](auto) {});
+}
+
+void TicketService::deliver_locally(const PushEnvelope& push) {
+    ++counters_.pushes_delivered;
+    sink_.push(push.user, PushMessage{push.ticket_type, user_kind(push.kind), push.ver, push.cmd,
+                                      push.message, push.ticket_id, push.room_id});
+}
+
+void TicketService::receive_push(const PushEnvelope& push) {
+    const Key key{push.user, push.ticket_type};
+    auto found = participations_.find(key);
+    const bool ours = found != participations_.end() && found->second.ticket_id == push.ticket_id;
+    if (!ours) {
+        ++counters_.pushes_dropped;  // a ticket the user no longer has here
+        return;
+    }
+    Participation& participation = found->second;
+    // A push from another room for a ticket of ours still waiting for its join's answer means
+    // that join succeeded (the answer may have been lost; the push says as much).
+    if (auto ticket = tickets_.find(push.ticket_id);
+        ticket != tickets_.end() && ticket->second.joining &&
+        ticket->second.joining->room_id == push.room_id) {
+        conclude_join(ticket->second);
+        found = participations_.find(key);
+        if (found == participations_.end()) {
+            return;
+        }
+    }
+    switch (push.kind) {
+        case WireKind::placed:
+            if (!participation.completed) {
+                participation.room_id = push.room_id;
+                participation.room_node = node_of(push.room_id).value_or(participation.room_node);
+            }
+            return;
+        case WireKind::success:
+        case WireKind::timeout:
+        case WireKind::cancel: {
+            if (participation.completed) {
+                ++counters_.pushes_dropped;  // already ended; this is a repeat
+                return;
+            }
+            deliver_locally(push);
+            if (push.kind == WireKind::success) {
+                participation.completed = true;
+                participation.room_id = push.room_id;
+                participation.room_node = node_of(push.room_id).value_or(participation.room_node);
+                return;
+            }
+            participations_.erase(found);
+            const Callbacks* handlers = callbacks(push.ticket_type);
+            if (handlers != nullptr && push.user != push.room_owner) {
+                const User* user = local_user(push.user);
+                if (push.kind == WireKind::timeout && handlers->on_matched_ticket_timeout) {
+                    handlers->on_matched_ticket_timeout(push.room_owner, user);
+                } else if (push.kind == WireKind::cancel && handlers->on_matched_ticket_canceled) {
+                    handlers->on_matched_ticket_canceled(push.room_owner, user);
+                }
+            }
+            return;
+        }
+        case WireKind::room_closed:
+            if (participation.completed) {
+                participations_.erase(found);
+            }
+            return;
+        case WireKind::broadcast:
+        case WireKind::announce:
+        case WireKind::failure:
+            if (!seen_pushes_.insert(push.push_id).second) {
+                return;
+            }
+            seen_order_.emplace_back(scheduler_.now(), push.push_id);
+            if (seen_order_.size() > seen_pushes_max) {
+                seen_pushes_.erase(seen_order_.front().second);
+                seen_order_.pop_front();
+            }
+            deliver_locally(push);
+            return;
+    }
+}
+
+void TicketService::cancel_participation(const UserId& user, TicketType type, const char* why) {
+    auto found = participations_.find({user, type});
+    if (found == participations_.end()) {
+        return;
+    }
+    const Participation participation = found->second;
+    participations_.erase(found);
+    if (!participation.completed) {
+        // Decided here, not by the room: the push says why.
+        const std::string reason(why);
+        deliver_locally(PushEnvelope{fmt::format("{}:local", participation.ticket_id.str()), user, type,
+                                     participation.ticket_id, participation.room_id, UserId(),
+                                     WireKind::cancel, push_ver, push_cancel,
+                                     Bytes(reason.begin(), reason.end())});
+    }
+}
+
+void TicketService::leave_room_of(const UserId& user, TicketType type,
+                                  std::function<void(Result<void>)> done) {
+    auto found = participations_.find({user, type});
+    if (found == participations_.end()) {
+        done(fail(Errc::room_not_found, "the user is in no room of this ticket type"));
+        return;
+    }
+    const Participation participation = found->second;
+    if (participation.room_node == network_.self().id) {
+        auto room = rooms_.find(participation.room_id);
+        if (room == rooms_.end()) {
+            done(fail(Errc::room_not_found, "the room no longer exists"));
+            return;
+        }
+        auto member = std::find_if(room->second.members.begin(), room->second.members.end(),
+                                   [&](const Member& m) { return m.user.id == user; });
+        if (member == room->second.members.end()) {
+            done(fail(Errc::room_not_found, "the user is not a member of its room"));
+            return;
+        }
+        remove_party(room->second, TicketId(member->ticket_id), PushKind::cancel, true);
+        done({});
+        return;
+    }
+    courier_.request(
+        participation.room_node, wire::SERVICE, wire::METHOD_LEAVE,
+        encode(LeaveMessage{participation.room_id, user, type}),
+        [this, alive = alive_, user, type,
+         done = std::move(done)](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
+            if (!*alive) {
+                return;
+            }
+            if (!reply) {
+                // The room's node is gone: so is the room.
+                cancel_participation(user, type, cancel_reason_room_gone);
+                done({});
+                return;
+            }
+            auto left = decode_leave_reply(*reply, network_.reader_options());
+            done(left && *left ? Result<void>{}
+                               : fail(Errc::room_not_found, "the room no longer has this user"));
+        });
+}
+
+void TicketService::claim_party(const TicketId& id, TicketType type, const User& owner,
+                                std::vector<UserId> party,
+                                std::function<void(Result<std::vector<User>>)> done) {
+    struct Claiming {
+        std::vector<User> claimed;
+        std::size_t waiting = 0;
+        std::optional<TicketError> error;
+        std::function<void(Result<std::vector<User>>)> done;
+    };
+    auto state = std::make_shared<Claiming>();
+    state->done = std::move(done);
+    auto finish = [this, id, type, state, party] {
+        if (state->waiting > 0) {
+            return;
+        }
+        if (state->error) {
+            release_claims(id, type, party);
+            state->done(std::unexpected(*state->error));
+        } else {
+            state->done(state->claimed);
+        }
+    };
+    std::vector<NodeId> others;
+    for (const mesh::MemberInfo& member : network_.live_members()) {
+        if (member.id != network_.self().id) {
+            others.push_back(member.id);
+        }
+    }
+    for (const UserId& user_id : party) {
+        if (user_id == owner.id) {
+            continue;
+        }
+        if (const User* local = local_user(user_id)) {
+            if (participations_.contains({user_id, type})) {
+                state->error = TicketError{
+                    Errc::party_unavailable,
+                    fmt::format("party member '{}' is busy with this ticket type", user_id.str())};
+            } else {
+                participations_[{user_id, type}] =
+                    Participation{id, id.str(), network_.self().id, false};
+                state->claimed.push_back(*local);
+            }
+            continue;
+        }
+        // Not here: ask every node; the one the user is connected to claims it.
+        auto answers = std::make_shared<std::size_t>(others.size());
+        auto found = std::make_shared<bool>(false);
+        ++state->waiting;
+        if (others.empty()) {
+            --state->waiting;
+            state->error =
+                TicketError{Errc::party_unavailable,
+                            fmt::format("party member '{}' is not connected", user_id.str())};
+            continue;
+        }
+        for (const NodeId& node : others) {
+            network_.request(
+                node, wire::SERVICE, wire::METHOD_CLAIM, encode(ClaimMessage{id, type, user_id}),
+                options_.join_timeout,
+                [this, alive = alive_, state, answers, found, user_id,
+                 finish](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
+                    if (!*alive) {
+                        return;
+                    }
+                    auto claim = reply ? decode_claim_reply(*reply, network_.reader_options())
+                                       : std::unexpected(reply.error().message);
+                    if (claim && claim->claimed) {
+                        *found = true;
+                        state->claimed.push_back(claim->user);
+                    } else if (claim && claim->reason == "busy") {
+                        state->error =
+                            TicketError{Errc::party_unavailable,
+                                        fmt::format("party member '{}' is busy with this "
+                                                    "ticket type",
+                                                    user_id.str())};
+                    }
+                    if (--*answers == 0) {
+                        if (!*found && !state->error) {
+                            state->error = TicketError{
+                                Errc::party_unavailable,
+                                fmt::format("party member '{}' is not connected", user_id.str())};
+                        }
+                        --state->waiting;
+                        finish();
+                    }
+                });
+        }
+    }
+    finish();
+}
+
+void TicketService::release_claims(const TicketId& id, TicketType type,
+                                   const std::vector<UserId>& party) {
+    for (const UserId& user : party) {
+        auto found = participations_.find({user, type});
+        if (found != participations_.end() && found->second.ticket_id == id) {
+            participations_.erase(found);
+        }
+        for (const mesh::MemberInfo& member : network_.live_members()) {
+            if (member.id != network_.self().id) {
+                courier_.request(member.id, wire::SERVICE, wire::METHOD_RELEASE,
+                                 encode(ClaimMessage{id, type, user}), [](auto) {});
+            }
+        }
+    }
+}
+
+void TicketService::on_node_gone(const NodeId& node) {
+    // Users connected here, in rooms held there: those rooms are gone.
+    std::vector<Key> lost;
+    for (const auto& [key, participation] : participations_) {
+        if (participation.room_node == node) {
+            lost.push_back(key);
+        }
+    }
+    for (const Key& key : lost) {
+        cancel_participation(key.first, key.second, cancel_reason_room_gone);
+    }
+    // Rooms held here with members connected there: those members left.
+    std::vector<std::pair<std::string, TicketId>> parties;
+    for (const auto& [room_id, room] : rooms_) {
+        for (const Member& member : room.members) {
+            if (member.user.home == node) {
+                parties.emplace_back(room_id, member.ticket_id);
+            }
+        }
+    }
+    for (const auto& [room_id, party] : parties) {
+        if (auto room = rooms_.find(room_id); room != rooms_.end()) {
+            remove_party(room->second, party, PushKind::cancel, true);
+        }
+    }
+    // Parties that joined a room there: tell their other members' homes.
+    for (auto it = matched_.begin(); it != matched_.end();) {
+        if (it->second.room_node == node) {
+            for (const User& user : it->second.party) {
+                if (user.home != network_.self().id) {
+                    deliver(user.home, PushEnvelope{fmt::format("{}:gone", it->first.str()),
+                                                    user.id,
+                                                    it->second.type,
+                                                    it->first,
+                                                    it->first.str(),
+                                                    UserId(),
+                                                    WireKind::cancel,
+                                                    push_ver,
+                                                    push_cancel,
+                                                    {}});
+                }
+            }
+            it = matched_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void TicketService::reset_everything() {
+    // This node was declared dead: every other node has already ended what it held.
+    std::vector<Key> all;
+    for (const auto& [key, participation] : participations_) {
+        all.push_back(key);
+    }
+    for (const Key& key : all) {
+        cancel_participation(key.first, key.second, cancel_reason_rejoined);
+    }
+    for (auto& [id, ticket] : tickets_) {
+        scheduler_.cancel(ticket.search_timer);
+        scheduler_.cancel(ticket.refresh_timer);
+        scheduler_.cancel(ticket.deadline_timer);
+    }
+    tickets_.clear();
+    tickets_by_owner_.clear();
+    rooms_.clear();
+    rooms_by_owner_.clear();
+    matched_.clear();
+}
+
+}  // namespace matchmesh::ticket

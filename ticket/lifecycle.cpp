@@ -1,0 +1,370 @@
+// The owner side of a ticket: created, searching, joining another room or waiting in its own,
+// and its end. See README.md for the state machine.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "mesh/base/assert.hpp"
+#include "ticket/service.hpp"
+#include "ticket/ticket.capnp.h"
+
+namespace matchmesh::ticket {
+namespace {
+
+// The unique ID of a waiting ticket's item under its i-th tag: one room, one item per tag.
+std::string item_id(const std::string& room_id, std::size_t tag_index) {
+    return fmt::format("{}#{}", room_id, tag_index);
+}
+
+}  // namespace
+
+OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) {
+    auto found = tickets_by_owner_.find({owner, type});
+    return found == tickets_by_owner_.end() ? nullptr : &tickets_.at(found->second);
+}
+
+const OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) const {
+    auto found = tickets_by_owner_.find({owner, type});
+    return found == tickets_by_owner_.end() ? nullptr : &tickets_.at(found->second);
+}
+
+Holder TicketService::holder_of(const TicketParams& params) const {
+    return Holder{params.add_properties, params.search_properties, params.application_data};
+}
+
+Result<OwnedTicket*> TicketService::create_ticket(TicketType type, const User& owner,
+                                                  std::vector<User> party, TicketId id) {
+    if (tickets_.size() >= options_.tickets_max) {
+        return fail(Errc::unavailable,
+                    fmt::format("this node holds {} tickets, its limit", tickets_.size()));
+    }
+    const Callbacks* handlers = callbacks(type);
+    std::optional<TicketParams> params = handlers->on_issue_ticket(owner);
+    if (!params) {
+        return fail(Errc::failed_to_create, "OnIssueTicket gave no ticket parameters");
+    }
+    if (auto ok = validate_params(*params, options_.limits, party.size() + 1, matching_.profiles());
+        !ok) {
+        return std::unexpected(ok.error());
+    }
+    OwnedTicket ticket;
+    ticket.id = id;
+    ticket.room_id = ticket.id.str();
+    ticket.type = type;
+    ticket.owner = owner.id;
+    ticket.party.push_back(owner);
+    ticket.party.insert(ticket.party.end(), party.begin(), party.end());
+    ticket.params = std::move(*params);
+    ticket.deadline = scheduler_.now() + ticket.params.ticket_duration;
+    OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
+    tickets_by_owner_[{owner.id, type}] = id;
+    Room& room = open_room(stored);
+    for (const User& user : stored.party) {
+        if (user.home == network_.self().id) {
+            participations_[{user.id, type}] =
+                Participation{id, id.str(), network_.self().id, false};
+        } else {  // claimed at its home earlier: now the ticket exists
+            push_to_member(room, Member{user, id}, WireKind::placed, 0, 0, {});
+        }
+    }
+    stored.deadline_timer =
+        scheduler_.run_after(stored.params.ticket_duration, [this, alive = alive_, id] {
+            if (*alive) {
+                on_deadline(id);
+            }
+        });
+    ++counters_.started;
+    if (stored.params.search_tries == 0) {
+        start_waiting(stored);
+    } else {
+        schedule_search(stored, Duration(0));
+    }
+    return &stored;
+}
+
+void TicketService::schedule_search(OwnedTicket& ticket, Duration delay) {
+    const TicketId id = ticket.id;
+    ticket.search_timer = scheduler_.run_after(delay, [this, alive = alive_, id] {
+        if (*alive) {
+            run_search(id);
+        }
+    });
+}
+
+void TicketService::run_search(const TicketId& id) {
+    auto found = tickets_.find(id);
+    if (found == tickets_.end() || found->second.phase != TicketPhase::searching ||
+        found->second.joining) {
+        return;
+    }
+    OwnedTicket& ticket = found->second;
+    ++counters_.searches;
+    const auto tags = tags_of(ticket.params);
+    auto started = matching_.search_with_range_with_tags(
+        search_profiles(ticket.params), tags, ticket.params.search_properties,
+        ticket.params.how_many, [this, alive = alive_, id](matching::SearchOutcome outcome) {
+            if (*alive) {
+                on_search_results(id, std::move(outcome));
+            }
+        });
+    if (!started) {  // parameters were checked at start; a profile may have been cleared since
+        on_search_results(id, {});
+    }
+}
+
+void TicketService::on_search_results(const TicketId& id, matching::SearchOutcome outcome) {
+    auto found = tickets_.find(id);
+    if (found == tickets_.end() || found->second.phase != TicketPhase::searching) {
+        return;
+    }
+    OwnedTicket& ticket = found->second;
+    ticket.candidates.clear();
+    ticket.next_candidate = 0;
+    for (const matching::Found& item : outcome.items) {
+        auto room = item.value.find("room");
+        if (room == item.value.end() || !std::holds_alternative<std::string>(room->second)) {
+            continue;
+        }
+        const std::string& room_id = std::get<std::string>(room->second);
+        auto node = node_of(room_id);
+        const bool seen = std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
+                                      [&](const Candidate& c) { return c.room_id == room_id; });
+        if (node && room_id != ticket.room_id && !seen) {
+            ticket.candidates.push_back(Candidate{room_id, *node});
+        }
+    }
+    if (ticket.candidates.empty()) {
+        ++ticket.empty_searches;
+    }
+    try_next_candidate(ticket);
+}
+
+void TicketService::try_next_candidate(OwnedTicket& ticket) {
+    if (ticket.next_candidate < ticket.candidates.size()) {
+        const Candidate& candidate = ticket.candidates[ticket.next_candidate++];
+        ticket.joining = JoinAttempt{fmt::format("{}/{}", ticket.id.str(), next_attempt_++),
+                                     candidate.room_id, candidate.node};
+        send_join(ticket.id);
+        return;
+    }
+    // This search found no room to join.
+    ++ticket.searches;
+    const bool out_of_tries = ticket.searches >= ticket.params.search_tries;
+    const bool out_of_empty =
+        ticket.params.empty_searches > 0 && ticket.empty_searches >= ticket.params.empty_searches;
+    if (out_of_tries || out_of_empty) {
+        start_waiting(ticket);
+    } else {
+        schedule_search(ticket, ticket.params.search_interval);
+    }
+}
+
+void TicketService::send_join(const TicketId& id) {
+    OwnedTicket& ticket = tickets_.at(id);
+    MM_ASSERT(ticket.joining.has_value());
+    const JoinMessage join{ticket.joining->attempt,
+                           ticket.joining->room_id,
+                           ticket.type,
+                           ticket.id,
+                           ticket.party,
+                           holder_of(ticket.params),
+                           true};
+    const std::string attempt = join.attempt;
+    if (ticket.joining->node == network_.self().id) {
+        auto reply = accept_join(join);
+        scheduler_.run_after(Duration(0), [this, alive = alive_, id, attempt, reply] {
+            if (*alive) {
+                on_join_reply(id, attempt, reply);
+            }
+        });
+        return;
+    }
+    courier_.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
+                     [this, alive = alive_, id,
+                      attempt](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
+                         if (!*alive) {
+                             return;
+                         }
+                         if (!reply) {
+                             on_join_reply(id, attempt, std::unexpected(reply.error().message));
+                         } else {
+                             on_join_reply(id, attempt,
+                                           decode_join_reply(*reply, network_.reader_options()));
+                         }
+                     });
+}
+
+void TicketService::on_join_reply(const TicketId& id, const std::string& attempt,
+                                  std::expected<JoinReplyMessage, std::string> reply) {
+    auto found = tickets_.find(id);
+    if (found == tickets_.end() || !found->second.joining ||
+        found->second.joining->attempt != attempt) {
+        return;
+    }
+    OwnedTicket& ticket = found->second;
+    const JoinAttempt joined = *ticket.joining;
+    ticket.joining.reset();
+    if (reply && reply->accepted) {
+        ticket.joining = joined;
+        conclude_join(ticket);
+        return;
+    }
+    ++counters_.joins_refused;
+    if (ticket.cancel_requested) {
+        end_ticket(id, PushKind::cancel);
+    } else if (ticket.expired) {
+        end_ticket(id, ticket.complete_when_expire ? PushKind::success : PushKind::timeout);
+    } else {
+        try_next_candidate(ticket);
+    }
+}
+
+void TicketService::conclude_join(OwnedTicket& ticket) {
+    // The party now belongs to that room; its node decides the rest, pushes included.
+    const JoinAttempt joined = *ticket.joining;
+    const TicketId id = ticket.id;
+    ticket.joining.reset();
+    ++counters_.joins_accepted;
+    if (ticket.cancel_requested) {
+        courier_.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
+                         encode(LeaveMessage{joined.room_id, ticket.owner, ticket.type}), [](auto) {});
+    }
+    for (const User& user : ticket.party) {
+        auto participation = participations_.find({user.id, ticket.type});
+        if (participation != participations_.end() && participation->second.ticket_id == id) {
+            participation->second.room_id = joined.room_id;
+            participation->second.room_node = joined.node;
+        }
+    }
+    matched_[id] = MatchedTicket{ticket.type, ticket.party, joined.node,
+                                 scheduler_.now() + options_.matched_memory};
+    ticket.phase = TicketPhase::matched;
+    finish_ticket(ticket);
+    delete_room(id.str());
+    tickets_.erase(id);
+}
+
+void TicketService::start_waiting(OwnedTicket& ticket) {
+    ticket.phase = TicketPhase::waiting;
+    if (auto room = rooms_.find(ticket.room_id); room != rooms_.end()) {
+        room->second.state = ticket.backfill ? RoomState::backfill : RoomState::waiting;
+    }
+    refresh_items(ticket.id);
+}
+
+void TicketService::refresh_items(const TicketId& id) {
+    auto found = tickets_.find(id);
+    if (found == tickets_.end() || found->second.phase != TicketPhase::waiting) {
+        return;
+    }
+    OwnedTicket& ticket = found->second;
+    const Duration remaining = ticket.deadline - scheduler_.now();
+    const auto ttl = std::clamp(
+        std::chrono::duration_cast<std::chrono::seconds>(remaining) + std::chrono::seconds(1),
+        std::chrono::seconds(1), options_.item_ttl_max);
+    const matching::ValueMap value{{"room", ticket.room_id}, {"type", std::int64_t{ticket.type}}};
+    const auto tags = tags_of(ticket.params);
+    for (std::size_t t = 0; t < tags.size(); ++t) {
+        for (const std::string& profile : add_profiles(ticket.params)) {
+            // Fails only when no node stores items right now; the next refresh tries again.
+            (void)matching_.add(profile, item_id(ticket.room_id, t), tags[t],
+                                ticket.params.add_properties, value, ttl);
+        }
+    }
+    // Refresh at half the TTL, so the items never lapse while the ticket waits.
+    const Duration half =
+        std::chrono::duration_cast<Duration>(ttl) / 2;  // not whole seconds: 1 s / 2
+    ticket.refresh_timer = scheduler_.run_after(half, [this, alive = alive_, id] {
+        if (*alive) {
+            refresh_items(id);
+        }
+    });
+}
+
+void TicketService::remove_items(const OwnedTicket& ticket) {
+    if (ticket.phase != TicketPhase::waiting) {
+        return;
+    }
+    std::vector<std::string> ids;
+    for (std::size_t t = 0; t < tags_of(ticket.params).size(); ++t) {
+        ids.push_back(item_id(ticket.room_id, t));
+    }
+    for (const std::string& profile : add_profiles(ticket.params)) {
+        (void)matching_.remove(profile, ids);
+    }
+}
+
+void TicketService::on_deadline(const TicketId& id) {
+    auto found = tickets_.find(id);
+    if (found == tickets_.end()) {
+        return;
+    }
+    OwnedTicket& ticket = found->second;
+    if (ticket.joining) {
+        ticket.expired = true;  // decided once the join is answered
+        return;
+    }
+    end_ticket(id, ticket.complete_when_expire && !ticket.backfill ? PushKind::success
+                                                                   : PushKind::timeout);
+}
+
+void TicketService::finish_ticket(OwnedTicket& ticket) {
+    scheduler_.cancel(ticket.search_timer);
+    scheduler_.cancel(ticket.refresh_timer);
+    scheduler_.cancel(ticket.deadline_timer);
+    remove_items(ticket);
+    auto by_owner = tickets_by_owner_.find({ticket.owner, ticket.type});
+    if (by_owner != tickets_by_owner_.end() && by_owner->second == ticket.id) {
+        tickets_by_owner_.erase(by_owner);
+    }
+    if (auto room = rooms_.find(ticket.room_id);
+        room != rooms_.end() && room->second.live_ticket == ticket.id) {
+        room->second.live_ticket = TicketId();
+    }
+}
+
+void TicketService::end_ticket(const TicketId& id, PushKind outcome) {
+    auto found = tickets_.find(id);
+    if (found == tickets_.end()) {
+        return;
+    }
+    OwnedTicket& ticket = found->second;
+    if (ticket.joining) {  // the join's answer decides, then this outcome applies
+        ticket.cancel_requested = ticket.cancel_requested || outcome == PushKind::cancel;
+        ticket.expired = ticket.expired || outcome == PushKind::timeout;
+        return;
+    }
+    const std::string room_id = ticket.room_id;
+    const bool backfill = ticket.backfill;
+    finish_ticket(ticket);
+    tickets_.erase(found);
+    if (backfill) {  // a backfill ends quietly: the room returns to completed
+        if (auto room = rooms_.find(room_id); room != rooms_.end()) {
+            room->second.state = RoomState::completed;
+        }
+        return;
+    }
+    auto room = rooms_.find(room_id);
+    if (room == rooms_.end()) {
+        return;
+    }
+    if (outcome == PushKind::success) {
+        ++counters_.completed;
+        complete_room(room->second);
+        return;
+    }
+    outcome == PushKind::timeout ? ++counters_.timed_out : ++counters_.canceled;
+    const Callbacks* handlers = callbacks(room->second.type);
+    const UserId owner = room->second.owner;
+    close_room(room_id, outcome);
+    if (handlers != nullptr) {
+        const User* owner_user = local_user(owner);
+        if (outcome == PushKind::timeout && handlers->on_ticket_timeout) {
+            handlers->on_ticket_timeout(owner_user);
+        } else if (outcome == PushKind::cancel && handlers->on_ticket_canceled) {
+            handlers->on_ticket_canceled(owner_user);
+        }
+    }
+}
+
+}  // namespace matchmesh::ticket

@@ -1,0 +1,334 @@
+// Rooms, on the node holding them: joins, leaves, completion, and the pushes to their members.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "mesh/base/assert.hpp"
+#include "ticket/service.hpp"
+
+namespace matchmesh::ticket {
+
+Room& TicketService::open_room(const OwnedTicket& ticket) {
+    Room room;
+    room.id = ticket.room_id;
+    room.live_ticket = ticket.id;
+    room.type = ticket.type;
+    room.owner = ticket.owner;
+    room.max_members = ticket.params.max_members;
+    room.ticket_properties.owner = holder_of(ticket.params);
+    for (const User& user : ticket.party) {
+        room.members.push_back(Member{user, ticket.id});
+    }
+    rooms_by_owner_[{ticket.owner, ticket.type}] = room.id;
+    return rooms_.emplace(room.id, std::move(room)).first->second;
+}
+
+Room* TicketService::room_of_owner(TicketType type, const UserId& owner) {
+    auto found = rooms_by_owner_.find({owner, type});
+    if (found == rooms_by_owner_.end()) {
+        return nullptr;
+    }
+    auto room = rooms_.find(found->second);
+    return room == rooms_.end() ? nullptr : &room->second;
+}
+
+const Room* TicketService::room_of_owner(TicketType type, const UserId& owner) const {
+    auto found = rooms_by_owner_.find({owner, type});
+    if (found == rooms_by_owner_.end()) {
+        return nullptr;
+    }
+    auto room = rooms_.find(found->second);
+    return room == rooms_.end() ? nullptr : &room->second;
+}
+
+std::vector<UserId> TicketService::member_ids(const Room& room) const {
+    std::vector<UserId> ids;
+    for (const Member& member : room.members) {
+        ids.push_back(member.user.id);
+    }
+    return ids;
+}
+
+TicketView TicketService::view_of(const Room& room, bool finished) const {
+    return TicketView{room.live_ticket, room.type, room.id, finished};
+}
+
+std::size_t TicketService::seats_taken(const Room& room, Time now) const {
+    std::size_t reserved = 0;
+    for (const auto& [user, expires] : room.reservations) {
+        reserved += expires > now ? 1 : 0;
+    }
+    return room.members.size() + reserved;
+}
+
+std::size_t TicketService::stale_reservations() const {
+    std::size_t stale = 0;
+    const Time now = scheduler_.now();
+    for (const auto& [id, room] : rooms_) {
+        for (const auto& [user, expires] : room.reservations) {
+            // Expiry timers run on time; a little slack covers the loop's own delay.
+            stale += expires + Duration(100) < now ? 1 : 0;
+        }
+    }
+    return stale;
+}
+
+void TicketService::expire_reservations(const std::string& room_id) {
+    auto room = rooms_.find(room_id);
+    if (room == rooms_.end()) {
+        return;
+    }
+    const Time now = scheduler_.now();
+    std::erase_if(room->second.reservations,
+                  [now](const auto& entry) { return entry.second <= now; });
+}
+
+std::string TicketService::next_push_id(Room& room) {
+    return fmt::format("{}:{}", room.id, room.next_push++);
+}
+
+void TicketService::push_to_member(Room& room, const Member& member, WireKind kind,
+                                   std::uint8_t ver, std::uint16_t cmd, const Bytes& message) {
+    deliver(member.user.home,
+            PushEnvelope{next_push_id(room), member.user.id, room.type, member.ticket_id, room.id,
+                         room.owner, kind, ver, cmd, message});
+}
+
+void TicketService::push_to_members(Room& room, WireKind kind, std::uint8_t ver, std::uint16_t cmd,
+                                    const Bytes& message) {
+    for (const Member& member : room.members) {
+        push_to_member(room, member, kind, ver, cmd, message);
+    }
+}
+
+void TicketService::announce(Room& room, const std::optional<Announcement>& announcement) {
+    if (announcement) {
+        push_to_members(room, WireKind::announce, announcement->ver, announcement->cmd,
+                        announcement->message);
+    }
+}
+
+JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
+    auto refuse = [this](std::string reason) {
+        ++counters_.joins_refused;
+        return JoinReplyMessage{false, std::move(reason)};
+    };
+    if (accepted_attempts_.contains(join.attempt)) {
+        return JoinReplyMessage{true, {}};  // a retry of a join already accepted
+    }
+    auto found = rooms_.find(join.room_id);
+    if (found == rooms_.end()) {
+        return refuse("room not found");
+    }
+    Room& room = found->second;
+    if (room.state != RoomState::waiting && room.state != RoomState::backfill) {
+        return refuse("the room is not waiting for members");
+    }
+    if (room.type != join.ticket_type) {
+        return refuse("another ticket type");
+    }
+    const Time now = scheduler_.now();
+    std::size_t taken = seats_taken(room, now);
+    for (const User& user : join.party) {
+        if (auto reserved = room.reservations.find(user.id);
+            reserved != room.reservations.end() && reserved->second > now) {
+            --taken;  // the party's own reservations are theirs to use
+        }
+        const bool member = std::any_of(room.members.begin(), room.members.end(),
+                                        [&](const Member& m) { return m.user.id == user.id; });
+        if (member) {
+            return refuse("already a member");
+        }
+    }
+    if (taken + join.party.size() > room.max_members) {
+        return refuse("the room is full");
+    }
+    const Callbacks* handlers = callbacks(room.type);
+    const std::string room_id = room.id;
+    const UserId owner_id = room.owner;
+    if (handlers != nullptr && handlers->allow_match_if) {
+        TicketProperties properties{room.ticket_properties.owner,
+                                    {{join.party.front().id, join.holder}}};
+        if (!handlers->allow_match_if(properties, local_user(owner_id), &join.party.front())) {
+            return refuse("the owner's rules do not allow this match");
+        }
+        found = rooms_.find(room_id);  // the callback may have changed anything
+        if (found == rooms_.end() || (found->second.state != RoomState::waiting &&
+                                      found->second.state != RoomState::backfill)) {
+            return refuse("the room closed");
+        }
+    }
+    Room& accepting = found->second;
+    for (const User& user : join.party) {
+        accepting.reservations.erase(user.id);
+        accepting.members.push_back(Member{user, join.ticket_id});
+    }
+    accepting.ticket_properties.candidates[join.party.front().id] = join.holder;
+    accepted_attempts_[join.attempt] = now + options_.matched_memory;
+    ++counters_.joins_accepted;
+    for (const Member& member : accepting.members) {
+        if (member.ticket_id == join.ticket_id) {
+            push_to_member(accepting, member, WireKind::placed, 0, 0, {});
+        }
+    }
+    const bool backfill = accepting.state == RoomState::backfill;
+    const TicketId live = accepting.live_ticket;
+    if (auto ticket = tickets_.find(live); ticket != tickets_.end() && !backfill) {
+        const auto extension = ticket->second.params.timeout_extension_on_match_join;
+        if (extension.count() > 0) {
+            ticket->second.deadline += extension;
+            scheduler_.cancel(ticket->second.deadline_timer);
+            ticket->second.deadline_timer =
+                scheduler_.run_after(ticket->second.deadline - now, [this, alive = alive_, live] {
+                    if (*alive) {
+                        on_deadline(live);
+                    }
+                });
+        }
+    }
+    if (backfill) {  // the room already completed: a late joiner completes at once
+        Bytes message;
+        if (handlers != nullptr && handlers->on_ticket_complete) {
+            message =
+                handlers->on_ticket_complete(accepting.ticket_properties, local_user(owner_id));
+        }
+        if (auto again = rooms_.find(room_id); again != rooms_.end()) {
+            for (const Member& member : again->second.members) {
+                if (member.ticket_id == join.ticket_id) {
+                    push_to_member(again->second, member, WireKind::success, push_ver, push_success,
+                                   message);
+                }
+            }
+            if (again->second.members.size() >= again->second.max_members) {
+                end_ticket(live, PushKind::timeout);  // a full room ends its backfill
+            }
+        }
+        return JoinReplyMessage{true, {}};
+    }
+    const User* joined = &join.party.front();
+    const std::vector<UserId> members = member_ids(accepting);
+    bool complete = accepting.members.size() >= accepting.max_members;
+    if (handlers != nullptr) {
+        const TicketView view = view_of(accepting, false);
+        if (handlers->member_joined) {
+            handlers->member_joined(view, joined, local_user(owner_id), members);
+        }
+        if (handlers->member_joined_announce) {
+            auto announcement =
+                handlers->member_joined_announce(view, joined, local_user(owner_id), members);
+            if (auto again = rooms_.find(room_id); again != rooms_.end()) {
+                announce(again->second, announcement);
+            }
+        }
+        if (handlers->on_ticket_match &&
+            handlers->on_ticket_match(view, joined, local_user(owner_id), room_id, members)) {
+            complete = true;
+        }
+    }
+    if (auto again = rooms_.find(room_id);
+        complete && again != rooms_.end() && again->second.live_ticket == live) {
+        end_ticket(live, PushKind::success);
+    }
+    return JoinReplyMessage{true, {}};
+}
+
+void TicketService::complete_room(Room& room) {
+    room.state = RoomState::completed;
+    room.reservations.clear();
+    Bytes message;
+    const Callbacks* handlers = callbacks(room.type);
+    const std::string room_id = room.id;
+    if (handlers != nullptr && handlers->on_ticket_complete) {
+        message = handlers->on_ticket_complete(room.ticket_properties, local_user(room.owner));
+    }
+    if (auto again = rooms_.find(room_id); again != rooms_.end()) {
+        push_to_members(again->second, WireKind::success, push_ver, push_success, message);
+    }
+}
+
+void TicketService::close_room(const std::string& room_id, PushKind outcome) {
+    auto found = rooms_.find(room_id);
+    if (found == rooms_.end()) {
+        return;
+    }
+    const bool timeout = outcome == PushKind::timeout;
+    push_to_members(found->second, timeout ? WireKind::timeout : WireKind::cancel, push_ver,
+                    timeout ? push_timeout : push_cancel, {});
+    delete_room(room_id);
+}
+
+void TicketService::delete_room(const std::string& room_id) {
+    auto found = rooms_.find(room_id);
+    if (found == rooms_.end()) {
+        return;
+    }
+    Room room = std::move(found->second);
+    rooms_.erase(found);
+    auto by_owner = rooms_by_owner_.find({room.owner, room.type});
+    if (by_owner != rooms_by_owner_.end() && by_owner->second == room_id) {
+        rooms_by_owner_.erase(by_owner);
+    }
+    if (room.state == RoomState::completed || room.state == RoomState::backfill) {
+        // Members of a completed room are free to start again.
+        push_to_members(room, WireKind::room_closed, 0, 0, {});
+    }
+    for (const auto& callback : room.on_deleted) {
+        callback(room_id);
+    }
+}
+
+bool TicketService::remove_party(Room& room, const TicketId& party, PushKind push,
+                                 bool announce_leave) {
+    const bool present = std::any_of(room.members.begin(), room.members.end(),
+                                     [&](const Member& m) { return m.ticket_id == party; });
+    if (!present) {
+        return false;
+    }
+    const bool live = room.state == RoomState::searching || room.state == RoomState::waiting;
+    if (party.str() == room.id && live) {  // the owner's party leaves its live ticket: canceled
+        end_ticket(room.live_ticket, PushKind::cancel);
+        return true;
+    }
+    std::vector<Member> removed;
+    std::vector<Member> kept;
+    for (Member& member : room.members) {
+        (member.ticket_id == party ? removed : kept).push_back(std::move(member));
+    }
+    room.members = std::move(kept);
+    room.ticket_properties.candidates.erase(removed.front().user.id);
+    for (const Member& member : removed) {
+        if (live) {
+            const bool timeout = push == PushKind::timeout;
+            push_to_member(room, member, timeout ? WireKind::timeout : WireKind::cancel, push_ver,
+                           timeout ? push_timeout : push_cancel, {});
+        } else {
+            push_to_member(room, member, WireKind::room_closed, 0, 0, {});
+        }
+    }
+    const std::string room_id = room.id;
+    if (party.str() == room.id) {  // the owner left a completed room: it goes away
+        delete_room(room_id);
+        return true;
+    }
+    const Callbacks* handlers = callbacks(room.type);
+    const User* left = &removed.front().user;
+    const UserId owner = room.owner;
+    const std::vector<UserId> members = member_ids(room);
+    const TicketView view = view_of(room, !live);
+    const auto on_left = room.on_left;
+    if (handlers != nullptr && handlers->member_leave) {
+        handlers->member_leave(view, left, local_user(owner), room_id, members);
+    }
+    for (const auto& callback : on_left) {
+        callback(room_id, left);
+    }
+    if (announce_leave && handlers != nullptr && handlers->member_leave_announce) {
+        auto announcement = handlers->member_leave_announce(view, left, local_user(owner), members);
+        if (auto again = rooms_.find(room_id); again != rooms_.end()) {
+            announce(again->second, announcement);
+        }
+    }
+    return true;
+}
+
+}  // namespace matchmesh::ticket

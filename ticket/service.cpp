@@ -1,0 +1,783 @@
+// The ticket service's public operations, its users, and the handlers of peer messages.
+#include "ticket/service.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ticket/ticket.capnp.h"
+
+namespace matchmesh::ticket {
+
+TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
+                             matching::MatchingService& matching, PushSink& sink,
+                             TicketServiceOptions options)
+    : network_(network),
+      scheduler_(scheduler),
+      matching_(matching),
+      sink_(sink),
+      options_(options),
+      courier_(network, scheduler, options.courier) {
+    auto handle =
+        [this](mesh::MethodId method,
+               void (TicketService::*handler)(const NodeId&, mesh::PayloadView, mesh::Responder)) {
+            network_.on_request(
+                wire::SERVICE, method,
+                [this, alive = alive_, handler](const NodeId& from, mesh::PayloadView payload,
+                                                mesh::Responder responder) {
+                    if (*alive) {
+                        (this->*handler)(from, payload, std::move(responder));
+                    } else {
+                        responder.fail(mesh::MeshErrc::shutdown, "ticket service stopped");
+                    }
+                });
+        };
+    handle(wire::METHOD_JOIN, &TicketService::on_join);
+    handle(wire::METHOD_PUSH, &TicketService::on_push);
+    handle(wire::METHOD_LEAVE, &TicketService::on_leave);
+    handle(wire::METHOD_BROADCAST, &TicketService::on_broadcast);
+    handle(wire::METHOD_CLAIM, &TicketService::on_claim);
+    handle(wire::METHOD_RELEASE, &TicketService::on_release);
+    network_.on_one_way(wire::SERVICE, wire::METHOD_SESSION,
+                        [this, alive = alive_](const NodeId& from, mesh::PayloadView payload) {
+                            if (*alive) {
+                                on_session(from, payload);
+                            }
+                        });
+    network_.on_membership([this, alive = alive_](const mesh::MembershipEvent& event) {
+        if (*alive) {
+            on_membership(event);
+        }
+    });
+    sweep();
+}
+
+void TicketService::sweep() {
+    const Time now = scheduler_.now();
+    std::erase_if(matched_, [now](const auto& entry) { return entry.second.forget_at <= now; });
+    std::erase_if(accepted_attempts_, [now](const auto& entry) { return entry.second <= now; });
+    // A retry of a push comes within the courier's patience; a minute is ample.
+    while (!seen_order_.empty() && now - seen_order_.front().first > options_.matched_memory) {
+        seen_pushes_.erase(seen_order_.front().second);
+        seen_order_.pop_front();
+    }
+    sweep_timer_ = scheduler_.run_after(Duration(5000), [this, alive = alive_] {
+        if (*alive) {
+            sweep();
+        }
+    });
+}
+
+TicketService::~TicketService() {
+    *alive_ = false;
+    scheduler_.cancel(sweep_timer_);
+    for (auto& [id, ticket] : tickets_) {
+        scheduler_.cancel(ticket.search_timer);
+        scheduler_.cancel(ticket.refresh_timer);
+        scheduler_.cancel(ticket.deadline_timer);
+    }
+}
+
+void TicketService::set_callbacks(TicketType type, Callbacks callbacks) {
+    callbacks_[type] = std::move(callbacks);
+}
+
+Callbacks* TicketService::callbacks(TicketType type) {
+    auto found = callbacks_.find(type);
+    return found == callbacks_.end() ? nullptr : &found->second;
+}
+
+TicketId TicketService::next_ticket_id() {
+    return make_ticket_id(next_ticket_++, network_.self().incarnation, network_.self().id);
+}
+
+// --- users ---
+
+void TicketService::connect_user(User user) {
+    if (users_.contains(user.id)) {
+        disconnect_user(user.id);  // a reconnect ends what the old session had in progress
+    }
+    user.home = network_.self().id;
+    // Tell every other node: an older session of this user elsewhere must end, so that a user
+    // has one session, hence one ticket per type, in the whole cluster.
+    const SessionMessage session{user.id, user.epoch, user.home};
+    for (const mesh::MemberInfo& member : network_.live_members()) {
+        if (member.id != network_.self().id) {
+            network_.send(member.id, wire::SERVICE, wire::METHOD_SESSION, encode(session));
+        }
+    }
+    users_[user.id] = std::move(user);
+}
+
+bool TicketService::set_user_data(const UserId& user, const matching::ValueMap& values) {
+    auto found = users_.find(user);
+    if (found == users_.end()) {
+        return false;
+    }
+    for (const auto& [key, value] : values) {
+        found->second.data[key] = value;
+    }
+    return true;
+}
+
+std::size_t TicketService::ticket_count(TicketPhase phase) const {
+    return static_cast<std::size_t>(std::count_if(tickets_.begin(), tickets_.end(), [phase](const auto& entry) {
+        return entry.second.phase == phase;
+    }));
+}
+
+void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
+    auto session = decode_session(payload, network_.reader_options());
+    if (!session || session->home != from) {
+        return;
+    }
+    auto local = users_.find(session->user);
+    if (local == users_.end()) {
+        return;
+    }
+    const bool newer = session->epoch > local->second.epoch ||
+                       (session->epoch == local->second.epoch && from > network_.self().id);
+    if (newer) {
+        disconnect_user(session->user);
+        if (options_.on_superseded) {
+            options_.on_superseded(session->user);
+        }
+    }
+}
+
+void TicketService::disconnect_user(const UserId& user) {
+    if (!users_.contains(user)) {
+        return;
+    }
+    std::vector<TicketType> types;
+    for (const auto& [key, participation] : participations_) {
+        if (key.first == user) {
+            types.push_back(key.second);
+        }
+    }
+    for (TicketType type : types) {
+        if (owned(type, user) != nullptr) {
+            end_ticket(tickets_by_owner_.at({user, type}), PushKind::cancel);
+        }
+        if (participations_.contains({user, type})) {
+            leave_room_of(user, type, [](Result<void>) {});
+            cancel_participation(user, type, cancel_reason_disconnected);  // its session gets nothing more
+        }
+    }
+    users_.erase(user);
+}
+
+const User* TicketService::find_user(const UserId& user) const {
+    return local_user(user);
+}
+
+// --- starting tickets ---
+
+void TicketService::start_ticket(TicketType type, const UserId& owner, std::vector<UserId> party,
+                                 std::function<void(Result<void>)> done) {
+    const User* user = local_user(owner);
+    if (user == nullptr) {
+        done(fail(Errc::user_not_found,
+                  fmt::format("user '{}' is not connected here", owner.str())));
+        return;
+    }
+    if (callbacks(type) == nullptr || !callbacks(type)->on_issue_ticket) {
+        done(fail(Errc::not_set_up,
+                  fmt::format("no OnIssueTicket callback for ticket type {}", type)));
+        return;
+    }
+    if (auto participation = participations_.find({owner, type});
+        participation != participations_.end()) {
+        done(owned(type, owner) != nullptr
+                 ? fail(Errc::already_has_ticket, "a ticket of this type is already in progress")
+                 : fail(Errc::in_previous_room, "the user is still in a room of this ticket type"));
+        return;
+    }
+    if (starting_.contains({owner, type})) {
+        done(fail(Errc::already_has_ticket, "a ticket of this type is being started"));
+        return;
+    }
+    std::erase(party, owner);
+    if (party.size() + 1 > party_max) {
+        done(fail(Errc::invalid_params,
+                  fmt::format("a party of {} users, at most {}", party.size() + 1, party_max)));
+        return;
+    }
+    if (party.empty()) {
+        auto created = create_ticket(type, *user, {}, next_ticket_id());
+        done(created ? Result<void>{} : std::unexpected(created.error()));
+        return;
+    }
+    // Hold the owner while its party is claimed, so that no other start races with this one. The
+    // members are claimed under the ticket's own ID.
+    const TicketId claim_id = next_ticket_id();
+    starting_.insert({owner, type});
+    claim_party(
+        claim_id, type, *user, party,
+        [this, type, owner, claim_id, party, done = std::move(done)](Result<std::vector<User>> claimed) {
+            starting_.erase({owner, type});
+            const User* still = local_user(owner);
+            if (!claimed || still == nullptr) {
+                if (claimed) {
+                    release_claims(claim_id, type, party);
+                }
+                done(claimed ? fail(Errc::user_not_found, "the owner disconnected")
+                             : std::unexpected(claimed.error()));
+                return;
+            }
+            auto created = create_ticket(type, *still, *claimed, claim_id);
+            if (!created) {
+                release_claims(claim_id, type, party);
+                done(std::unexpected(created.error()));
+                return;
+            }
+            done({});
+        });
+}
+
+Result<void> TicketService::start_ticket(TicketType type, const UserId& owner) {
+    Result<void> result = fail(Errc::unavailable, "not started");
+    bool answered = false;
+    start_ticket(type, owner, {}, [&](Result<void> outcome) {
+        result = std::move(outcome);
+        answered = true;
+    });
+    return answered ? result : fail(Errc::unavailable, "a party start cannot be synchronous");
+}
+
+// --- operations on a ticket ---
+
+Result<void> TicketService::cancel_ticket(TicketType type, const UserId& owner) {
+    if (local_user(owner) == nullptr) {
+        return fail(Errc::user_not_found,
+                    fmt::format("user '{}' is not connected here", owner.str()));
+    }
+    OwnedTicket* ticket = owned(type, owner);
+    if (ticket == nullptr) {
+        return participations_.contains({owner, type})
+                   ? fail(Errc::not_active, "the ticket completed, or belongs to another user")
+                   : fail(Errc::ticket_not_found, "no ticket of this type");
+    }
+    if (ticket->backfill) {
+        return fail(Errc::not_active, "the ticket completed (stop its backfill instead)");
+    }
+    end_ticket(ticket->id, PushKind::cancel);
+    return {};
+}
+
+std::size_t TicketService::cancel_all_tickets() {
+    std::vector<TicketId> ids;
+    for (const auto& [id, ticket] : tickets_) {
+        ids.push_back(id);
+    }
+    for (const TicketId& id : ids) {
+        if (tickets_.contains(id)) {  // ending one may end another (a party's claims)
+            end_ticket(id, PushKind::cancel);
+        }
+    }
+    return ids.size();
+}
+
+Result<void> TicketService::mark_ticket_as_complete(TicketType type, const UserId& owner) {
+    OwnedTicket* ticket = owned(type, owner);
+    if (ticket == nullptr || ticket->backfill) {
+        return participations_.contains({owner, type})
+                   ? fail(Errc::not_owner, "only the ticket's owner may complete it")
+                   : fail(Errc::ticket_not_found, "no ticket of this type");
+    }
+    if (!rooms_.contains(ticket->room_id)) {
+        return fail(Errc::room_not_found, "the ticket's room is missing");
+    }
+    if (ticket->joining) {
+        return fail(Errc::not_active, "the ticket is joining another room");
+    }
+    end_ticket(ticket->id, PushKind::success);
+    return {};
+}
+
+bool TicketService::mark_ticket_as_complete_when_expire(TicketType type, const UserId& owner) {
+    OwnedTicket* ticket = owned(type, owner);
+    if (ticket == nullptr || ticket->backfill) {
+        return false;
+    }
+    ticket->complete_when_expire = true;
+    return true;
+}
+
+void TicketService::kickout_from_ticket(TicketType type, const UserId& owner, const UserId& target,
+                                        std::function<void(Result<void>)> done) {
+    Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        done(participations_.contains({owner, type})
+                 ? fail(Errc::not_owner, "only the ticket's owner may kick members out")
+                 : fail(Errc::room_not_found, "the owner is in no room of this ticket type"));
+        return;
+    }
+    auto member = std::find_if(room->members.begin(), room->members.end(),
+                               [&](const Member& m) { return m.user.id == target; });
+    if (member == room->members.end() || member->ticket_id.str() == room->id) {
+        done(fail(Errc::target_not_found,
+                  fmt::format("'{}' is not a matched member", target.str())));
+        return;
+    }
+    remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
+    done({});
+}
+
+bool TicketService::leave_from_ticket_matchmaking(TicketType type, const UserId& user) {
+    if (!participations_.contains({user, type})) {
+        return false;
+    }
+    leave_room_of(user, type, [](Result<void>) {});
+    return true;
+}
+
+void TicketService::leave_from_ticket_matchmaking_with_callback(
+    TicketType type, const UserId& user, std::function<void(Result<void>)> done) {
+    leave_room_of(user, type, std::move(done));
+}
+
+Result<void> TicketService::ticket_broadcast(TicketType type, const UserId& user, std::uint8_t ver,
+                                             std::uint16_t cmd, Bytes message) {
+    auto participation = participations_.find({user, type});
+    if (participation == participations_.end()) {
+        return fail(Errc::room_not_found, "the user is in no room of this ticket type");
+    }
+    const Participation& where = participation->second;
+    if (where.room_node != network_.self().id) {
+        courier_.request(
+            where.room_node, wire::SERVICE, wire::METHOD_BROADCAST,
+            encode(BroadcastMessage{where.room_id, user, type, ver, cmd, std::move(message)}),
+            [](auto) {});
+        return {};
+    }
+    auto room = rooms_.find(where.room_id);
+    if (room == rooms_.end()) {
+        return fail(Errc::room_not_found, "the room no longer exists");
+    }
+    push_to_members(room->second, WireKind::broadcast, ver, cmd, message);
+    return {};
+}
+
+Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId& owner) {
+    Room* room = room_of_owner(type, owner);
+    if (room == nullptr ||
+        (room->state != RoomState::completed && room->state != RoomState::backfill)) {
+        return fail(Errc::completed_room_required, "the owner has no completed room of this type");
+    }
+    if (!room->live_ticket.empty() || owned(type, owner) != nullptr) {
+        return fail(Errc::ticket_exists,
+                    "the ticket has not completed, or its backfill runs already");
+    }
+    const Callbacks* handlers = callbacks(type);
+    const User* user = local_user(owner);
+    if (handlers == nullptr || !handlers->on_issue_ticket) {
+        return fail(Errc::not_set_up,
+                    fmt::format("no OnIssueTicket callback for ticket type {}", type));
+    }
+    if (user == nullptr) {
+        return fail(Errc::user_not_found, "the owner is not connected here");
+    }
+    auto params = handlers->on_issue_ticket(*user);
+    if (!params) {
+        return fail(Errc::failed_to_create, "OnIssueTicket gave no ticket parameters");
+    }
+    params->max_members = static_cast<std::uint8_t>(room->max_members);
+    if (auto ok = validate_params(*params, options_.limits, 1, matching_.profiles()); !ok) {
+        return ok;
+    }
+    if (room->members.size() >= room->max_members) {
+        return fail(Errc::ticket_exists, "the room is full: no seat to backfill");
+    }
+    OwnedTicket ticket;
+    ticket.id = next_ticket_id();
+    ticket.room_id = room->id;
+    ticket.type = type;
+    ticket.owner = owner;
+    ticket.party.push_back(*user);
+    ticket.params = std::move(*params);
+    ticket.backfill = true;
+    ticket.deadline = scheduler_.now() + ticket.params.ticket_duration;
+    const TicketId id = ticket.id;
+    room->live_ticket = id;
+    OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
+    tickets_by_owner_[{owner, type}] = id;
+    stored.deadline_timer =
+        scheduler_.run_after(stored.params.ticket_duration, [this, alive = alive_, id] {
+            if (*alive) {
+                on_deadline(id);
+            }
+        });
+    start_waiting(stored);
+    return {};
+}
+
+Result<void> TicketService::stop_ticket_backfill(TicketType type, const UserId& owner) {
+    OwnedTicket* ticket = owned(type, owner);
+    if (ticket == nullptr || !ticket->backfill) {
+        return fail(Errc::backfill_not_found, "no backfill ticket to stop");
+    }
+    if (!rooms_.contains(ticket->room_id)) {
+        return fail(Errc::room_not_found, "the backfill ticket's room was discarded");
+    }
+    end_ticket(ticket->id, PushKind::timeout);
+    return {};
+}
+
+void TicketService::join_room_by_id(TicketType type, const std::string& room_id, const UserId& user,
+                                    std::function<void(Result<void>)> done) {
+    const User* joiner = local_user(user);
+    if (joiner == nullptr) {
+        done(
+            fail(Errc::user_not_found, fmt::format("user '{}' is not connected here", user.str())));
+        return;
+    }
+    if (participations_.contains({user, type})) {
+        done(fail(Errc::in_previous_room, "the user is already matchmaking with this ticket type"));
+        return;
+    }
+    auto node = node_of(room_id);
+    if (!node) {
+        done(fail(Errc::room_not_found, fmt::format("'{}' is not a room ID", room_id)));
+        return;
+    }
+    const TicketId id = next_ticket_id();
+    participations_[{user, type}] = Participation{id, room_id, *node, false};
+    const JoinMessage join{
+        fmt::format("{}/direct", id.str()), room_id, type, id, {*joiner}, {}, false};
+    auto conclude = [this, user, type, id, done = std::move(done)](Result<void> outcome) {
+        if (!outcome) {
+            auto found = participations_.find({user, type});
+            if (found != participations_.end() && found->second.ticket_id == id) {
+                participations_.erase(found);
+            }
+        }
+        done(std::move(outcome));
+    };
+    if (*node == network_.self().id) {
+        auto reply = accept_join(join);
+        conclude(reply.accepted ? Result<void>{} : fail(Errc::join_refused, reply.reason));
+        return;
+    }
+    courier_.request(
+        *node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
+        [this, alive = alive_, conclude = std::move(conclude)](
+            std::expected<mesh::PayloadView, mesh::MeshError> reply) mutable {
+            if (!*alive) {
+                return;
+            }
+            auto decoded = reply ? decode_join_reply(*reply, network_.reader_options())
+                                 : std::unexpected(reply.error().message);
+            if (decoded && decoded->accepted) {
+                conclude({});
+            } else {
+                conclude(fail(Errc::join_refused, decoded ? decoded->reason : decoded.error()));
+            }
+        });
+}
+
+void TicketService::push_failure(TicketType type, const UserId& user, std::string_view message,
+                                 std::uint16_t code) {
+    if (local_user(user) != nullptr) {
+        sink_.push(user, PushMessage{type,
+                                     PushKind::failure,
+                                     push_ver,
+                                     ticket::push_failure,
+                                     generate_failure_payload(message, code),
+                                     TicketId(),
+                                     {}});
+    }
+}
+
+// --- properties and reservations ---
+
+Result<void> TicketService::set_ticket_property(TicketType type, const UserId& owner,
+                                                const std::string& key, matching::Value value) {
+    return set_ticket_properties(type, owner, {{key, std::move(value)}});
+}
+
+Result<void> TicketService::set_ticket_properties(TicketType type, const UserId& owner,
+                                                  const matching::ValueMap& values) {
+    Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        return participations_.contains({owner, type})
+                   ? fail(Errc::not_owner, "only the ticket's owner may set its properties")
+                   : fail(Errc::room_not_found, "no room of this ticket type");
+    }
+    matching::ValueMap merged = room->properties;
+    for (const auto& [key, value] : values) {
+        merged[key] = value;
+    }
+    if (auto ok = matching::validate_value(merged); !ok) {
+        return fail(Errc::invalid_params, ok.error().message);
+    }
+    room->properties = std::move(merged);
+    return {};
+}
+
+bool TicketService::set_ticket_property_if_not_exists(TicketType type, const UserId& owner,
+                                                      const std::string& key,
+                                                      matching::Value value) {
+    Room* room = room_of_owner(type, owner);
+    if (room == nullptr || room->properties.contains(key)) {
+        return false;
+    }
+    return set_ticket_properties(type, owner, {{key, std::move(value)}}).has_value();
+}
+
+Result<void> TicketService::update_ticket_properties(TicketType type, const UserId& owner,
+                                                     const matching::ValueMap& values,
+                                                     const PropertyUpdate& update) {
+    Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        return fail(Errc::room_not_found, "no room of this ticket type");
+    }
+    matching::ValueMap changed;
+    for (const auto& [key, value] : values) {
+        auto stored = room->properties.find(key);
+        const bool exists = stored != room->properties.end();
+        changed[key] = update(exists, exists ? &stored->second : nullptr, value);
+    }
+    return set_ticket_properties(type, owner, changed);
+}
+
+std::optional<matching::Value> TicketService::get_ticket_property(TicketType type,
+                                                                  const UserId& owner,
+                                                                  const std::string& key) const {
+    const Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        return std::nullopt;
+    }
+    auto found = room->properties.find(key);
+    return found == room->properties.end() ? std::nullopt : std::optional(found->second);
+}
+
+std::optional<matching::ValueMap> TicketService::get_ticket_properties(
+    TicketType type, const UserId& owner, const std::vector<std::string>& keys) const {
+    const Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        return std::nullopt;
+    }
+    matching::ValueMap values;
+    for (const std::string& key : keys) {
+        if (auto found = room->properties.find(key); found != room->properties.end()) {
+            values.emplace(key, found->second);
+        }
+    }
+    return values;
+}
+
+Result<void> TicketService::make_reservation(TicketType type, const UserId& owner,
+                                             const UserId& user) {
+    Room* room = room_of_owner(type, owner);
+    if (room == nullptr ||
+        (room->state != RoomState::waiting && room->state != RoomState::backfill)) {
+        return fail(Errc::room_not_found, "the owner has no room waiting for members");
+    }
+    const Time now = scheduler_.now();
+    if (!room->reservations.contains(user) && seats_taken(*room, now) >= room->max_members) {
+        return fail(Errc::join_refused, "no seat left to reserve");
+    }
+    room->reservations[user] = now + options_.reservation_ttl;
+    const std::string room_id = room->id;
+    scheduler_.run_after(options_.reservation_ttl, [this, alive = alive_, room_id] {
+        if (*alive) {
+            expire_reservations(room_id);
+        }
+    });
+    return {};
+}
+
+bool TicketService::cancel_reservation(TicketType type, const UserId& owner, const UserId& user) {
+    Room* room = room_of_owner(type, owner);
+    return room != nullptr && room->reservations.erase(user) > 0;
+}
+
+bool TicketService::set_on_delete_ticket_room(TicketType type, const UserId& owner,
+                                              std::function<void(const std::string&)> callback) {
+    Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        return false;
+    }
+    room->on_deleted.push_back(std::move(callback));
+    return true;
+}
+
+bool TicketService::set_on_leave_ticket_room(
+    TicketType type, const UserId& owner,
+    std::function<void(const std::string&, const User*)> callback) {
+    Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        return false;
+    }
+    room->on_left.push_back(std::move(callback));
+    return true;
+}
+
+// --- queries ---
+
+std::optional<std::vector<UserId>> TicketService::get_ticket_member_ids(TicketType type,
+                                                                        const UserId& owner) const {
+    const Room* room = room_of_owner(type, owner);
+    return room == nullptr ? std::nullopt : std::optional(member_ids(*room));
+}
+
+std::optional<std::vector<std::string>> TicketService::get_ticket_member_sids(
+    TicketType type, const UserId& owner) const {
+    const Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        return std::nullopt;
+    }
+    std::vector<std::string> sids;
+    for (const Member& member : room->members) {
+        sids.push_back(member.user.session_id);
+    }
+    return sids;
+}
+
+std::optional<std::vector<User>> TicketService::get_ticket_member_clients(
+    TicketType type, const UserId& owner) const {
+    const Room* room = room_of_owner(type, owner);
+    if (room == nullptr) {
+        return std::nullopt;
+    }
+    std::vector<User> users;
+    for (const Member& member : room->members) {
+        users.push_back(member.user);
+    }
+    return users;
+}
+
+bool TicketService::has_ticket(TicketType type, const UserId& user) const {
+    return owned(type, user) != nullptr;
+}
+
+bool TicketService::is_ticket_owner(TicketType type, const UserId& user) const {
+    return owned(type, user) != nullptr || room_of_owner(type, user) != nullptr;
+}
+
+bool TicketService::is_user_in_ticket_matchmaking(TicketType type, const UserId& user) const {
+    auto found = participations_.find({user, type});
+    if (found == participations_.end()) {
+        return false;
+    }
+    const Participation& participation = found->second;
+    if (participation.completed || participation.room_id != participation.ticket_id.str()) {
+        return true;  // in a completed room, or joined someone else's
+    }
+    const OwnedTicket* ticket = owned(type, user);
+    return ticket != nullptr && ticket->phase == TicketPhase::waiting;
+}
+
+std::optional<TicketView> TicketService::find_ticket(TicketType type, const UserId& owner) const {
+    const OwnedTicket* ticket = owned(type, owner);
+    if (ticket == nullptr) {
+        return std::nullopt;
+    }
+    return TicketView{ticket->id, ticket->type, ticket->room_id, false};
+}
+
+// --- messages from other nodes ---
+
+void TicketService::on_join(const NodeId&, mesh::PayloadView payload, mesh::Responder responder) {
+    auto join = decode_join(payload, network_.reader_options());
+    if (!join) {
+        responder.fail(mesh::MeshErrc::malformed, join.error());
+        return;
+    }
+    responder.reply(encode(accept_join(*join)));
+}
+
+void TicketService::on_push(const NodeId&, mesh::PayloadView payload, mesh::Responder responder) {
+    auto push = decode_push(payload, network_.reader_options());
+    if (!push) {
+        responder.fail(mesh::MeshErrc::malformed, push.error());
+        return;
+    }
+    receive_push(*push);
+    responder.reply(encode(AckMessage{true, {}}));
+}
+
+void TicketService::on_leave(const NodeId&, mesh::PayloadView payload, mesh::Responder responder) {
+    auto leave = decode_leave(payload, network_.reader_options());
+    if (!leave) {
+        responder.fail(mesh::MeshErrc::malformed, leave.error());
+        return;
+    }
+    auto room = rooms_.find(leave->room_id);
+    bool left = false;
+    if (room != rooms_.end()) {
+        auto member = std::find_if(room->second.members.begin(), room->second.members.end(),
+                                   [&](const Member& m) { return m.user.id == leave->user; });
+        if (member != room->second.members.end()) {
+            left = remove_party(room->second, TicketId(member->ticket_id), PushKind::cancel, true);
+        }
+    }
+    responder.reply(encode_leave_reply(left));
+}
+
+void TicketService::on_broadcast(const NodeId&, mesh::PayloadView payload,
+                                 mesh::Responder responder) {
+    auto broadcast = decode_broadcast(payload, network_.reader_options());
+    if (!broadcast) {
+        responder.fail(mesh::MeshErrc::malformed, broadcast.error());
+        return;
+    }
+    auto room = rooms_.find(broadcast->room_id);
+    const bool member = room != rooms_.end() &&
+                        std::any_of(room->second.members.begin(), room->second.members.end(),
+                                    [&](const Member& m) { return m.user.id == broadcast->user; });
+    if (member) {
+        push_to_members(room->second, WireKind::broadcast, broadcast->ver, broadcast->cmd,
+                        broadcast->message);
+    }
+    responder.reply(encode(AckMessage{member, member ? "" : "not a member of that room"}));
+}
+
+void TicketService::on_claim(const NodeId& from, mesh::PayloadView payload,
+                             mesh::Responder responder) {
+    auto claim = decode_claim(payload, network_.reader_options());
+    if (!claim) {
+        responder.fail(mesh::MeshErrc::malformed, claim.error());
+        return;
+    }
+    const User* user = local_user(claim->user);
+    if (user == nullptr) {
+        responder.reply(encode(ClaimReplyMessage{false, {}, "not connected here"}));
+        return;
+    }
+    auto existing = participations_.find({claim->user, claim->ticket_type});
+    if (existing != participations_.end() && existing->second.ticket_id != claim->ticket_id) {
+        responder.reply(encode(ClaimReplyMessage{false, {}, "busy"}));
+        return;
+    }
+    // From now on the user is in that party's ticket: whatever ends it, the user hears of it.
+    participations_[{claim->user, claim->ticket_type}] =
+        Participation{claim->ticket_id, claim->ticket_id.str(), from, false};
+    responder.reply(encode(ClaimReplyMessage{true, *user, {}}));
+}
+
+void TicketService::on_release(const NodeId&, mesh::PayloadView payload,
+                               mesh::Responder responder) {
+    auto release = decode_claim(payload, network_.reader_options());
+    if (!release) {
+        responder.fail(mesh::MeshErrc::malformed, release.error());
+        return;
+    }
+    auto found = participations_.find({release->user, release->ticket_type});
+    if (found != participations_.end() && found->second.ticket_id == release->ticket_id) {
+        participations_.erase(found);
+    }
+    responder.reply(encode(AckMessage{true, {}}));
+}
+
+void TicketService::on_membership(const mesh::MembershipEvent& event) {
+    switch (event.kind) {
+        case mesh::MembershipEvent::Kind::died:
+        case mesh::MembershipEvent::Kind::left: on_node_gone(event.member.id); break;
+        case mesh::MembershipEvent::Kind::self_reset: reset_everything(); break;
+        case mesh::MembershipEvent::Kind::joined: break;
+    }
+}
+
+}  // namespace matchmesh::ticket

@@ -1,0 +1,101 @@
+#pragma once
+// The records the ticket service keeps. Internal to ticket/; see service.hpp for who owns what.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matching/value.hpp"
+#include "mesh/scheduler.hpp"
+#include "ticket/callbacks.hpp"
+#include "ticket/types.hpp"
+
+namespace matchmesh::ticket {
+
+// A member of a room held on this node; parties share their ticket ID.
+struct Member {
+    User user;           // a copy; the live user is looked up when it is local
+    TicketId ticket_id;  // the member's participation: the ticket that brought it in
+};
+
+enum class RoomState {
+    searching,  // its ticket searches other rooms: closed to joins
+    waiting,    // open to joins
+    completed,  // the ticket completed; members stay for broadcasts, leaves and backfill
+    backfill,   // completed, and open to joins again for the seats left
+};
+
+struct Room {
+    std::string id;        // the owner's ticket ID
+    TicketId live_ticket;  // the ticket in progress for this room (empty once completed)
+    TicketType type = 0;
+    UserId owner;
+    std::size_t max_members = 2;
+    RoomState state = RoomState::searching;
+    std::vector<Member> members;  // in join order, the owner's party first
+    std::map<UserId, Time> reservations;
+    matching::ValueMap properties;
+    TicketProperties ticket_properties;             // the owner's holder and each joined party's
+    std::vector<std::function<void(const std::string&)>> on_deleted;
+    std::vector<std::function<void(const std::string&, const User*)>> on_left;
+    std::uint64_t next_push = 1;
+};
+
+enum class TicketPhase { searching, waiting, matched };
+
+struct Candidate {
+    std::string room_id;
+    NodeId node;
+};
+
+// A join this node's ticket is trying; it repeats the same attempt until it gets an answer.
+struct JoinAttempt {
+    std::string attempt;
+    std::string room_id;
+    NodeId node;
+};
+
+// A ticket owned by a user connected to this node.
+struct OwnedTicket {
+    TicketId id;
+    std::string room_id;  // its own ID, or the completed room it backfills
+    TicketType type = 0;
+    UserId owner;
+    std::vector<User> party;  // owner first
+    TicketParams params;
+    TicketPhase phase = TicketPhase::searching;
+    bool backfill = false;
+    bool complete_when_expire = false;
+    bool cancel_requested = false;  // while a join is unresolved
+    bool expired = false;           // the deadline passed while a join was unresolved
+    Time deadline{};
+    unsigned searches = 0;
+    unsigned empty_searches = 0;
+    std::vector<Candidate> candidates;
+    std::size_t next_candidate = 0;
+    std::optional<JoinAttempt> joining;
+    unsigned attempts = 0;
+    mesh::TimerId search_timer = 0;
+    mesh::TimerId refresh_timer = 0;
+    mesh::TimerId deadline_timer = 0;
+};
+
+// A ticket whose party joined another node's room: kept a while, so that if that node dies
+// before the party's other homes heard where they went, this node can tell them.
+struct MatchedTicket {
+    TicketType type = 0;
+    std::vector<User> party;
+    NodeId room_node;
+    Time forget_at{};
+};
+
+// A local user's part in the matchmaking of one ticket type, kept by the user's home node.
+struct Participation {
+    TicketId ticket_id;  // pushes for other tickets are ignored
+    std::string room_id;
+    NodeId room_node;
+    bool completed = false;  // got 220; still in the room until it leaves
+};
+
+}  // namespace matchmesh::ticket

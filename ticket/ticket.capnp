@@ -1,0 +1,137 @@
+@0xecf10e6c54dcfbbc;
+# Messages between the ticket services of different nodes (mesh service 2). Bounds on every field
+# are checked by the receiver (ticket/wire.hpp).
+#
+# Who decides what: the node owning a room (its owner's home node) is the only authority over
+# that room's members, and it decides every member's terminal push (220, 219, 222). A user's home
+# node (where it is connected) keeps the user's participation per ticket type and delivers pushes
+# to it, once. Every request here is idempotent, so that a sender may retry after a lost answer.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("matchmesh::ticket::wire");
+
+using Matching = import "/matching/matching.capnp";
+
+const service :UInt16 = 2;
+const methodJoin :UInt16 = 1;       # Join -> JoinReply
+const methodPush :UInt16 = 2;       # Push -> Ack (to the user's home node)
+const methodLeave :UInt16 = 3;      # Leave -> LeaveReply (to the room's node)
+const methodBroadcast :UInt16 = 4;  # Broadcast -> Ack (a member asks the room's node to push 224)
+const methodClaim :UInt16 = 5;      # Claim -> ClaimReply (reserve a party member at its home)
+const methodRelease :UInt16 = 6;    # Release -> Ack (undo a claim)
+const methodSession :UInt16 = 7;    # one-way Session: a user connected elsewhere; older sessions end
+
+struct UserInfo {
+  id @0 :Text;
+  sessionId @1 :Text;
+  home @2 :Text;                    # node the user is connected to
+  data @3 :List(Matching.Value);    # copied when the user joins a room
+}
+
+struct Holder {                     # a ticket's properties, for AllowMatchIf
+  addProperties @0 :List(Property);
+  searchProperties @1 :List(RangeProperty);
+  applicationData @2 :Data;
+}
+
+struct Property {
+  name @0 :Text;
+  value @1 :Int64;
+}
+
+struct RangeProperty {
+  name @0 :Text;
+  values @1 :List(Int64);
+}
+
+struct Join {
+  attempt @0 :Text;                 # unique per join attempt; a retry repeats it
+  roomId @1 :Text;
+  ticketType @2 :UInt8;
+  ticketId @3 :Text;                # the joining ticket: its members' participation
+  party @4 :List(UserInfo);         # the joining users, owner first
+  holder @5 :Holder;
+  fromSearch @6 :Bool;              # false for a direct join by room ID
+}
+
+struct JoinReply {
+  accepted @0 :Bool;
+  reason @1 :Text;                  # why not, when refused
+}
+
+struct Push {
+  pushId @0 :Text;                  # unique per push; the home node delivers each once
+  userId @1 :Text;
+  ticketType @2 :UInt8;
+  ticketId @3 :Text;                # the user's participation this push belongs to
+  roomId @4 :Text;
+  roomOwner @5 :Text;               # the room's owner user
+  kind @6 :Kind;
+  ver @7 :UInt8;
+  cmd @8 :UInt16;
+  message @9 :Data;
+
+  enum Kind {
+    success @0;                     # 220: the ticket completed
+    timeout @1;                     # 219
+    cancel @2;                      # 222: canceled, left, kicked, or the room went away
+    broadcast @3;                   # 224
+    announce @4;                    # member joined or left: ver and cmd from the game's callback
+    roomClosed @5;                  # a completed room was deleted: the user may start again
+    placed @6;                      # the user's party joined room roomId (held by its node)
+    failure @7;                     # a ticket-failure payload from the game
+  }
+}
+
+struct Leave {
+  roomId @0 :Text;
+  userId @1 :Text;
+  ticketType @2 :UInt8;
+}
+
+struct LeaveReply {
+  left @0 :Bool;                    # false: not a member (any more)
+}
+
+struct Broadcast {
+  roomId @0 :Text;
+  userId @1 :Text;                  # the member broadcasting
+  ticketType @2 :UInt8;
+  ver @3 :UInt8;
+  cmd @4 :UInt16;
+  message @5 :Data;
+}
+
+struct Claim {
+  ticketId @0 :Text;
+  ticketType @1 :UInt8;
+  userId @2 :Text;
+}
+
+struct ClaimReply {
+  claimed @0 :Bool;
+  user @1 :UserInfo;                # when claimed
+  reason @2 :Text;                  # when not: "not connected here", "busy"
+}
+
+struct Release {
+  ticketId @0 :Text;
+  ticketType @1 :UInt8;
+  userId @2 :Text;
+}
+
+struct Session {
+  userId @0 :Text;
+  epoch @1 :UInt64;                 # when it connected (wall clock ms); the newest session wins
+  home @2 :Text;
+}
+
+struct Ack {
+  ok @0 :Bool;
+  reason @1 :Text;
+}
+
+struct Failure {                    # the payload of a ticket-failure push (see failure.hpp)
+  message @0 :Text;
+  code @1 :UInt16;
+}

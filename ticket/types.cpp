@@ -1,0 +1,167 @@
+#include "ticket/types.hpp"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <fmt/format.h>
+#include <kj/exception.h>
+
+#include "ticket/ticket.capnp.h"
+
+namespace matchmesh::ticket {
+namespace {
+
+constexpr std::size_t tags_max = 8;
+constexpr std::size_t application_data_bytes_max = 4096;
+constexpr std::chrono::seconds ticket_duration_max{3600};
+constexpr std::chrono::milliseconds search_interval_max{60000};
+constexpr std::size_t how_many_max = 100;
+
+Result<void> invalid(std::string message) {
+    return fail(Errc::invalid_params, std::move(message));
+}
+
+}  // namespace
+
+bool is_terminal(PushKind kind) {
+    return kind == PushKind::success || kind == PushKind::timeout || kind == PushKind::cancel;
+}
+
+std::string_view to_string(Errc code) {
+    switch (code) {
+        case Errc::not_set_up: return "not set up";
+        case Errc::already_has_ticket: return "already has a ticket";
+        case Errc::in_previous_room: return "in a previous room";
+        case Errc::failed_to_create: return "failed to create a ticket";
+        case Errc::invalid_params: return "invalid ticket parameters";
+        case Errc::user_not_found: return "user not found";
+        case Errc::ticket_not_found: return "ticket not found";
+        case Errc::not_owner: return "not the owner";
+        case Errc::not_active: return "ticket not active";
+        case Errc::room_not_found: return "room not found";
+        case Errc::target_not_found: return "target not found";
+        case Errc::party_unavailable: return "party member unavailable";
+        case Errc::completed_room_required: return "completed room required";
+        case Errc::ticket_exists: return "ticket exists";
+        case Errc::backfill_not_found: return "backfill ticket not found";
+        case Errc::join_refused: return "join refused";
+        case Errc::unavailable: return "unavailable";
+    }
+    return "ticket error";
+}
+
+const std::vector<std::string>& add_profiles(const TicketParams& params) {
+    return params.add_profile_ids.empty() ? params.profile_ids : params.add_profile_ids;
+}
+
+const std::vector<std::string>& search_profiles(const TicketParams& params) {
+    return params.search_profile_ids.empty() ? params.profile_ids : params.search_profile_ids;
+}
+
+std::vector<std::string> tags_of(const TicketParams& params) {
+    return params.tags.empty() ? std::vector<std::string>{""} : params.tags;
+}
+
+Result<void> validate_params(const TicketParams& params, const ParamLimits& limits,
+                             std::size_t party_size, const matching::ProfileRegistry& profiles) {
+    if (add_profiles(params).empty() || search_profiles(params).empty()) {
+        return invalid("ProfileIDs (or AddProfileIDs and SearchProfileIDs) must name a profile");
+    }
+    if (params.add_properties.size() > ticket_properties_max) {
+        return invalid(fmt::format("AddProperties has {} properties, at most {} allowed",
+                                   params.add_properties.size(), ticket_properties_max));
+    }
+    if (params.search_properties.size() > ticket_properties_max) {
+        return invalid(fmt::format("SearchProperties has {} properties, at most {} allowed",
+                                   params.search_properties.size(), ticket_properties_max));
+    }
+    if (params.max_members < 2) {
+        return invalid(fmt::format("MaxMembers must be at least 2, got {}", params.max_members));
+    }
+    if (party_size >= params.max_members) {
+        return invalid(fmt::format("a party of {} leaves no seat with MaxMembers {}", party_size,
+                                   params.max_members));
+    }
+    if (params.ticket_duration < limits.ticket_duration_min ||
+        params.ticket_duration > ticket_duration_max) {
+        return invalid(fmt::format("TicketDuration must be {}..{} s, got {} s",
+                                   limits.ticket_duration_min.count(), ticket_duration_max.count(),
+                                   params.ticket_duration.count()));
+    }
+    if (params.search_interval < limits.search_interval_min ||
+        params.search_interval > search_interval_max) {
+        return invalid(fmt::format("SearchInterval must be {}..{} ms, got {} ms",
+                                   limits.search_interval_min.count(), search_interval_max.count(),
+                                   params.search_interval.count()));
+    }
+    if (params.timeout_extension_on_match_join < std::chrono::seconds(0) ||
+        params.timeout_extension_on_match_join > ticket_duration_max) {
+        return invalid("TimeoutExtensionOnMatchJoin must be 0..3600 s");
+    }
+    if (params.how_many < 1 || params.how_many > how_many_max) {
+        return invalid(fmt::format("HowMany must be 1..{}, got {}", how_many_max, params.how_many));
+    }
+    if (params.tags.size() > tags_max) {
+        return invalid(
+            fmt::format("Tags has {} tags, at most {} allowed", params.tags.size(), tags_max));
+    }
+    if (params.application_data.size() > application_data_bytes_max) {
+        return invalid(fmt::format("ApplicationData is {} bytes, at most {} allowed",
+                                   params.application_data.size(), application_data_bytes_max));
+    }
+    // Every key the ticket will add and search must be computable with these profiles.
+    for (const std::string& tag : tags_of(params)) {
+        for (const std::string& profile : add_profiles(params)) {
+            if (auto key = profiles.create_key(profile, tag, params.add_properties); !key) {
+                return invalid(
+                    fmt::format("AddProperties on profile '{}': {}", profile, key.error().message));
+            }
+        }
+    }
+    matching::SearchKeys keys;
+    if (auto ok = profiles.range_search_keys(search_profiles(params), tags_of(params),
+                                             params.search_properties, keys);
+        !ok) {
+        return invalid(fmt::format("SearchProperties: {}", ok.error().message));
+    }
+    return {};
+}
+
+TicketId make_ticket_id(std::uint64_t counter, std::uint64_t incarnation, const NodeId& node) {
+    return TicketId(fmt::format("{}.{}@{}", counter, incarnation, node.str()));
+}
+
+std::optional<NodeId> node_of(std::string_view ticket_or_room_id) {
+    const auto at = ticket_or_room_id.find('@');
+    if (at == std::string_view::npos || at + 1 == ticket_or_room_id.size()) {
+        return std::nullopt;
+    }
+    return NodeId(ticket_or_room_id.substr(at + 1));
+}
+
+Bytes generate_failure_payload(std::string_view message, std::uint16_t code) {
+    capnp::MallocMessageBuilder builder;
+    auto failure = builder.initRoot<wire::Failure>();
+    failure.setMessage(std::string(message));
+    failure.setCode(code);
+    auto words = capnp::messageToFlatArray(builder);
+    auto bytes = words.asBytes();
+    return Bytes(bytes.begin(), bytes.end());
+}
+
+std::expected<std::pair<std::string, std::uint16_t>, std::string> parse_failure_payload(
+    const Bytes& payload) {
+    if (payload.empty() || payload.size() % sizeof(capnp::word) != 0) {
+        return std::unexpected("not a ticket-failure payload");
+    }
+    std::vector<capnp::word> words(payload.size() / sizeof(capnp::word));
+    std::memcpy(static_cast<void*>(words.data()), payload.data(), payload.size());
+    try {
+        capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data(), words.size()));
+        auto failure = reader.getRoot<wire::Failure>();
+        return std::pair{std::string(failure.getMessage().cStr()), failure.getCode()};
+    } catch (const kj::Exception& error) {
+        return std::unexpected(std::string(error.getDescription().cStr()));
+    }
+}
+
+}  // namespace matchmesh::ticket

@@ -1,0 +1,162 @@
+#pragma once
+// The ticket module's vocabulary: users, ticket parameters, pushes, errors.
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matching/profile.hpp"
+#include "matching/value.hpp"
+#include "mesh/base/error.hpp"
+#include "mesh/base/strong_id.hpp"
+
+namespace matchmesh::ticket {
+
+using TicketType = std::uint8_t;
+using Bytes = std::vector<std::uint8_t>;
+
+// A connected user. `home` is the node its session is on; `data` is copied into the rooms it
+// joins, so callbacks on other nodes see it.
+struct User {
+    UserId id;
+    std::string session_id;
+    NodeId home;
+    matching::ValueMap data;
+    std::uint64_t epoch = 0;  // when its session began (wall clock ms): the newest one wins
+};
+
+// What a ticket looks for and offers (the reference's TicketParams).
+struct TicketParams {
+    std::vector<std::string> profile_ids;         // to add to and search
+    std::vector<std::string> add_profile_ids;     // replaces profile_ids for adds, when given
+    std::vector<std::string> search_profile_ids;  // replaces profile_ids for searches, when given
+    std::vector<std::string> tags;                // tried in order; none means the empty tag
+    matching::Properties add_properties;          // at most two properties
+    matching::RangeProperties search_properties;  // at most two properties, two of them ranges
+    Bytes application_data;
+    std::uint8_t max_members = 2;
+    std::chrono::seconds ticket_duration{10};
+    std::chrono::milliseconds search_interval{300};
+    std::chrono::seconds timeout_extension_on_match_join{0};
+    std::uint8_t search_tries = 4;    // searches without a match before waiting
+    std::uint8_t empty_searches = 0;  // searches finding nothing before waiting (0: no limit)
+    std::uint8_t how_many = 20;       // search results considered per search
+};
+
+// Bounds for ticket parameters, from config.
+struct ParamLimits {
+    std::chrono::seconds ticket_duration_min{10};
+    std::chrono::milliseconds search_interval_min{10};
+};
+
+inline constexpr std::size_t ticket_properties_max = 2;
+
+// A ticket's add and search properties and application data (the reference's TicketHolder).
+struct Holder {
+    matching::Properties add_properties;
+    matching::RangeProperties search_properties;
+    Bytes application_data;
+};
+
+// The owner's holder and the candidates', for AllowMatchIf and OnTicketComplete.
+struct TicketProperties {
+    Holder owner;
+    std::map<UserId, Holder> candidates;
+};
+
+// An announcement a callback asks to push to every member.
+struct Announcement {
+    std::uint8_t ver = 0;
+    std::uint16_t cmd = 0;
+    Bytes message;
+};
+
+// Push command IDs of ticket results, all with ver 1.
+inline constexpr std::uint8_t push_ver = 1;
+inline constexpr std::uint16_t push_timeout = 219;
+inline constexpr std::uint16_t push_success = 220;
+inline constexpr std::uint16_t push_cancel = 222;
+inline constexpr std::uint16_t push_broadcast = 224;
+inline constexpr std::uint16_t push_failure = 225;
+
+enum class PushKind { success, timeout, cancel, broadcast, announce, failure };
+
+// The payload of a 222 that the user's own node decided (a room's cancel has none).
+inline constexpr const char* cancel_reason_room_gone = "the room's node left the cluster";
+inline constexpr const char* cancel_reason_rejoined = "this node was declared dead and rejoined";
+inline constexpr const char* cancel_reason_disconnected = "disconnected";
+
+// What a user receives.
+struct PushMessage {
+    TicketType ticket_type = 0;
+    PushKind kind = PushKind::success;
+    std::uint8_t ver = push_ver;
+    std::uint16_t cmd = 0;
+    Bytes payload;
+    TicketId ticket_id;  // the user's ticket this push belongs to
+    std::string room_id;
+};
+
+[[nodiscard]] bool is_terminal(PushKind kind);
+
+// Where pushes go: the node hands them to the user's session.
+class PushSink {
+public:
+    virtual ~PushSink() = default;
+    virtual void push(const UserId& user, const PushMessage& message) = 0;
+};
+
+enum class Errc {
+    not_set_up,          // no OnIssueTicket callback for the ticket type
+    already_has_ticket,  // a ticket of this type is in progress for the user
+    in_previous_room,    // the user is still in a room of this ticket type
+    failed_to_create,    // OnIssueTicket gave no parameters
+    invalid_params,      // the parameters break a rule (the message says which)
+    user_not_found,      // the user is not connected to this node
+    ticket_not_found,
+    not_owner,
+    not_active,  // the ticket has completed or is ending
+    room_not_found,
+    target_not_found,
+    party_unavailable,  // a party member is not connected, or busy with this ticket type
+    completed_room_required,
+    ticket_exists,  // a ticket (or backfill) is already running for the room
+    backfill_not_found,
+    join_refused,
+    unavailable,  // no node can take the request now
+};
+
+[[nodiscard]] std::string_view to_string(Errc code);
+
+using TicketError = Error<Errc>;
+
+template <typename T>
+using Result = std::expected<T, TicketError>;
+
+// Checks parameters against the rules, the limits and the defined profiles (every add and search
+// key must be computable); the message names the field.
+[[nodiscard]] Result<void> validate_params(const TicketParams& params, const ParamLimits& limits,
+                                           std::size_t party_size,
+                                           const matching::ProfileRegistry& profiles);
+
+// The profiles a ticket adds to and searches, and the tags it uses.
+[[nodiscard]] const std::vector<std::string>& add_profiles(const TicketParams& params);
+[[nodiscard]] const std::vector<std::string>& search_profiles(const TicketParams& params);
+[[nodiscard]] std::vector<std::string> tags_of(const TicketParams& params);
+
+// Ticket (and room) IDs: "<counter>.<incarnation>@<node ID>", unique across restarts, and naming
+// the node that holds the ticket.
+[[nodiscard]] TicketId make_ticket_id(std::uint64_t counter, std::uint64_t incarnation,
+                                      const NodeId& node);
+[[nodiscard]] std::optional<NodeId> node_of(std::string_view ticket_or_room_id);
+
+// The payload of a ticket-failure push: a message and a code, and back.
+[[nodiscard]] Bytes generate_failure_payload(std::string_view message, std::uint16_t code);
+[[nodiscard]] std::expected<std::pair<std::string, std::uint16_t>, std::string>
+parse_failure_payload(const Bytes& payload);
+
+}  // namespace matchmesh::ticket

@@ -1,0 +1,322 @@
+#include "ticket/wire.hpp"
+
+#include <stdexcept>
+
+#include <capnp/serialize.h>
+#include <fmt/format.h>
+#include <kj/exception.h>
+
+#include "matching/wire.hpp"
+#include "mesh/frame.hpp"
+#include "ticket/ticket.capnp.h"
+
+namespace matchmesh::ticket {
+namespace {
+
+std::string text(capnp::Text::Reader reader, std::size_t bytes_max, const char* field) {
+    if (reader.size() > bytes_max) {
+        throw std::invalid_argument(fmt::format("{} longer than {} bytes", field, bytes_max));
+    }
+    return std::string(reader.cStr(), reader.size());
+}
+
+Bytes bytes(capnp::Data::Reader reader, std::size_t bytes_max, const char* field) {
+    if (reader.size() > bytes_max) {
+        throw std::invalid_argument(fmt::format("{} longer than {} bytes", field, bytes_max));
+    }
+    return Bytes(reader.begin(), reader.end());
+}
+
+kj::ArrayPtr<const kj::byte> data_of(const Bytes& value) {
+    return kj::arrayPtr(value.data(), value.size());
+}
+
+constexpr std::size_t message_bytes_max = 16 * 1024;
+
+void write_user(wire::UserInfo::Builder out, const User& user) {
+    out.setId(user.id.str());
+    out.setSessionId(user.session_id);
+    out.setHome(user.home.str());
+    matching::write_value(out.initData(static_cast<unsigned>(user.data.size())), user.data);
+}
+
+User read_user(wire::UserInfo::Reader in) {
+    User user{UserId(text(in.getId(), id_bytes_max, "user ID")),
+              text(in.getSessionId(), id_bytes_max, "session ID"),
+              NodeId(text(in.getHome(), id_bytes_max, "home")), matching::read_value(in.getData())};
+    if (user.id.empty() || user.home.empty()) {
+        throw std::invalid_argument("user without an ID or a home");
+    }
+    return user;
+}
+
+void write_holder(wire::Holder::Builder out, const Holder& holder) {
+    auto add = out.initAddProperties(static_cast<unsigned>(holder.add_properties.size()));
+    unsigned i = 0;
+    for (const auto& [name, value] : holder.add_properties) {
+        add[i].setName(name);
+        add[i].setValue(value);
+        ++i;
+    }
+    auto search = out.initSearchProperties(static_cast<unsigned>(holder.search_properties.size()));
+    i = 0;
+    for (const auto& [name, values] : holder.search_properties) {
+        search[i].setName(name);
+        auto list = search[i].initValues(static_cast<unsigned>(values.size()));
+        for (unsigned j = 0; j < values.size(); ++j) {
+            list.set(j, values[j]);
+        }
+        ++i;
+    }
+    out.setApplicationData(data_of(holder.application_data));
+}
+
+Holder read_holder(wire::Holder::Reader in) {
+    Holder holder;
+    if (in.getAddProperties().size() > matching::profile_properties_max ||
+        in.getSearchProperties().size() > matching::profile_properties_max) {
+        throw std::invalid_argument("too many holder properties");
+    }
+    for (auto property : in.getAddProperties()) {
+        holder.add_properties[text(property.getName(), matching::property_name_bytes_max, "name")] =
+            property.getValue();
+    }
+    for (auto property : in.getSearchProperties()) {
+        auto values = property.getValues();
+        if (values.size() > matching::range_values_max) {
+            throw std::invalid_argument("too many range values");
+        }
+        auto& out = holder.search_properties[text(property.getName(),
+                                                  matching::property_name_bytes_max, "name")];
+        for (std::int64_t value : values) {
+            out.push_back(value);
+        }
+    }
+    holder.application_data = bytes(in.getApplicationData(), 4096, "application data");
+    return holder;
+}
+
+template <typename Root, typename Fill>
+mesh::Payload build(Fill&& fill) {
+    capnp::MallocMessageBuilder message(128);
+    fill(message.initRoot<Root>());
+    return mesh::Payload::encode(message);
+}
+
+template <typename Root, typename Read>
+auto decode(mesh::PayloadView payload, const capnp::ReaderOptions& options, Read&& read)
+    -> Decoded<decltype(read(std::declval<typename Root::Reader>()))> {
+    try {
+        capnp::FlatArrayMessageReader message(kj::arrayPtr(payload.data(), payload.size()),
+                                              options);
+        return read(message.getRoot<Root>());
+    } catch (const std::invalid_argument& invalid) {
+        return std::unexpected(std::string(invalid.what()));
+    } catch (const kj::Exception& error) {
+        return std::unexpected(std::string(error.getDescription().cStr()));
+    }
+}
+
+}  // namespace
+
+mesh::Payload encode(const JoinMessage& message) {
+    return build<wire::Join>([&](wire::Join::Builder root) {
+        root.setAttempt(message.attempt);
+        root.setRoomId(message.room_id);
+        root.setTicketType(message.ticket_type);
+        root.setTicketId(message.ticket_id.str());
+        auto party = root.initParty(static_cast<unsigned>(message.party.size()));
+        for (unsigned i = 0; i < message.party.size(); ++i) {
+            write_user(party[i], message.party[i]);
+        }
+        write_holder(root.initHolder(), message.holder);
+        root.setFromSearch(message.from_search);
+    });
+}
+
+mesh::Payload encode(const JoinReplyMessage& message) {
+    return build<wire::JoinReply>([&](wire::JoinReply::Builder root) {
+        root.setAccepted(message.accepted);
+        root.setReason(message.reason);
+    });
+}
+
+mesh::Payload encode(const PushEnvelope& message) {
+    return build<wire::Push>([&](wire::Push::Builder root) {
+        root.setPushId(message.push_id);
+        root.setUserId(message.user.str());
+        root.setTicketType(message.ticket_type);
+        root.setTicketId(message.ticket_id.str());
+        root.setRoomId(message.room_id);
+        root.setRoomOwner(message.room_owner.str());
+        root.setKind(static_cast<wire::Push::Kind>(message.kind));
+        root.setVer(message.ver);
+        root.setCmd(message.cmd);
+        root.setMessage(data_of(message.message));
+    });
+}
+
+mesh::Payload encode(const LeaveMessage& message) {
+    return build<wire::Leave>([&](wire::Leave::Builder root) {
+        root.setRoomId(message.room_id);
+        root.setUserId(message.user.str());
+        root.setTicketType(message.ticket_type);
+    });
+}
+
+mesh::Payload encode_leave_reply(bool left) {
+    return build<wire::LeaveReply>([&](wire::LeaveReply::Builder root) { root.setLeft(left); });
+}
+
+mesh::Payload encode(const BroadcastMessage& message) {
+    return build<wire::Broadcast>([&](wire::Broadcast::Builder root) {
+        root.setRoomId(message.room_id);
+        root.setUserId(message.user.str());
+        root.setTicketType(message.ticket_type);
+        root.setVer(message.ver);
+        root.setCmd(message.cmd);
+        root.setMessage(data_of(message.message));
+    });
+}
+
+mesh::Payload encode(const ClaimMessage& message) {
+    return build<wire::Claim>([&](wire::Claim::Builder root) {
+        root.setTicketId(message.ticket_id.str());
+        root.setTicketType(message.ticket_type);
+        root.setUserId(message.user.str());
+    });
+}
+
+mesh::Payload encode(const ClaimReplyMessage& message) {
+    return build<wire::ClaimReply>([&](wire::ClaimReply::Builder root) {
+        root.setClaimed(message.claimed);
+        if (message.claimed) {
+            write_user(root.initUser(), message.user);
+        }
+        root.setReason(message.reason);
+    });
+}
+
+mesh::Payload encode(const AckMessage& message) {
+    return build<wire::Ack>([&](wire::Ack::Builder root) {
+        root.setOk(message.ok);
+        root.setReason(message.reason);
+    });
+}
+
+mesh::Payload encode(const SessionMessage& message) {
+    return build<wire::Session>([&](wire::Session::Builder root) {
+        root.setUserId(message.user.str());
+        root.setEpoch(message.epoch);
+        root.setHome(message.home.str());
+    });
+}
+
+Decoded<SessionMessage> decode_session(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::Session>(payload, options, [](wire::Session::Reader root) {
+        return SessionMessage{UserId(text(root.getUserId(), id_bytes_max, "user ID")), root.getEpoch(),
+                              NodeId(text(root.getHome(), id_bytes_max, "home"))};
+    });
+}
+
+Decoded<JoinMessage> decode_join(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::Join>(payload, options, [](wire::Join::Reader root) {
+        JoinMessage message;
+        message.attempt = text(root.getAttempt(), id_bytes_max, "attempt");
+        message.room_id = text(root.getRoomId(), id_bytes_max, "room ID");
+        message.ticket_type = root.getTicketType();
+        message.ticket_id = TicketId(text(root.getTicketId(), id_bytes_max, "ticket ID"));
+        auto party = root.getParty();
+        if (party.size() == 0 || party.size() > party_max) {
+            throw std::invalid_argument(fmt::format("a party of {} users", party.size()));
+        }
+        for (auto user : party) {
+            message.party.push_back(read_user(user));
+        }
+        message.holder = read_holder(root.getHolder());
+        message.from_search = root.getFromSearch();
+        return message;
+    });
+}
+
+Decoded<JoinReplyMessage> decode_join_reply(mesh::PayloadView payload,
+                                            const capnp::ReaderOptions& options) {
+    return decode<wire::JoinReply>(payload, options, [](wire::JoinReply::Reader root) {
+        return JoinReplyMessage{root.getAccepted(), text(root.getReason(), 1024, "reason")};
+    });
+}
+
+Decoded<PushEnvelope> decode_push(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::Push>(payload, options, [](wire::Push::Reader root) {
+        PushEnvelope message;
+        message.push_id = text(root.getPushId(), id_bytes_max, "push ID");
+        message.user = UserId(text(root.getUserId(), id_bytes_max, "user ID"));
+        message.ticket_type = root.getTicketType();
+        message.ticket_id = TicketId(text(root.getTicketId(), id_bytes_max, "ticket ID"));
+        message.room_id = text(root.getRoomId(), id_bytes_max, "room ID");
+        message.room_owner = UserId(text(root.getRoomOwner(), id_bytes_max, "room owner"));
+        const auto kind = static_cast<unsigned>(root.getKind());
+        if (kind > static_cast<unsigned>(WireKind::failure)) {
+            throw std::invalid_argument("unknown push kind");
+        }
+        message.kind = static_cast<WireKind>(kind);
+        message.ver = root.getVer();
+        message.cmd = root.getCmd();
+        message.message = bytes(root.getMessage(), message_bytes_max, "message");
+        return message;
+    });
+}
+
+Decoded<LeaveMessage> decode_leave(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::Leave>(payload, options, [](wire::Leave::Reader root) {
+        return LeaveMessage{text(root.getRoomId(), id_bytes_max, "room ID"),
+                            UserId(text(root.getUserId(), id_bytes_max, "user ID")),
+                            root.getTicketType()};
+    });
+}
+
+Decoded<bool> decode_leave_reply(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::LeaveReply>(payload, options,
+                                    [](wire::LeaveReply::Reader root) { return root.getLeft(); });
+}
+
+Decoded<BroadcastMessage> decode_broadcast(mesh::PayloadView payload,
+                                           const capnp::ReaderOptions& options) {
+    return decode<wire::Broadcast>(payload, options, [](wire::Broadcast::Reader root) {
+        return BroadcastMessage{text(root.getRoomId(), id_bytes_max, "room ID"),
+                                UserId(text(root.getUserId(), id_bytes_max, "user ID")),
+                                root.getTicketType(),
+                                root.getVer(),
+                                root.getCmd(),
+                                bytes(root.getMessage(), message_bytes_max, "message")};
+    });
+}
+
+Decoded<ClaimMessage> decode_claim(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::Claim>(payload, options, [](wire::Claim::Reader root) {
+        return ClaimMessage{TicketId(text(root.getTicketId(), id_bytes_max, "ticket ID")),
+                            root.getTicketType(),
+                            UserId(text(root.getUserId(), id_bytes_max, "user ID"))};
+    });
+}
+
+Decoded<ClaimReplyMessage> decode_claim_reply(mesh::PayloadView payload,
+                                              const capnp::ReaderOptions& options) {
+    return decode<wire::ClaimReply>(payload, options, [](wire::ClaimReply::Reader root) {
+        ClaimReplyMessage message;
+        message.claimed = root.getClaimed();
+        if (message.claimed) {
+            message.user = read_user(root.getUser());
+        }
+        message.reason = text(root.getReason(), 1024, "reason");
+        return message;
+    });
+}
+
+Decoded<AckMessage> decode_ack(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+    return decode<wire::Ack>(payload, options, [](wire::Ack::Reader root) {
+        return AckMessage{root.getOk(), text(root.getReason(), 1024, "reason")};
+    });
+}
+
+}  // namespace matchmesh::ticket

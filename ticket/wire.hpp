@@ -1,0 +1,112 @@
+#pragma once
+// Encoding and strict decoding of ticket.capnp. Decoders take peer bytes: every field is bounded,
+// nothing throws, and a message breaking a bound is refused whole.
+
+#include <string>
+#include <vector>
+
+#include "mesh/network.hpp"
+#include "ticket/types.hpp"
+
+namespace matchmesh::ticket {
+
+inline constexpr std::size_t party_max = 16;
+inline constexpr std::size_t id_bytes_max = 256;
+
+struct JoinMessage {
+    std::string attempt;
+    std::string room_id;
+    TicketType ticket_type = 0;
+    TicketId ticket_id;
+    std::vector<User> party;
+    Holder holder;
+    bool from_search = true;
+};
+
+struct JoinReplyMessage {
+    bool accepted = false;
+    std::string reason;
+};
+
+enum class WireKind { success, timeout, cancel, broadcast, announce, room_closed, placed, failure };
+
+struct PushEnvelope {
+    std::string push_id;
+    UserId user;
+    TicketType ticket_type = 0;
+    TicketId ticket_id;
+    std::string room_id;
+    UserId room_owner;
+    WireKind kind = WireKind::success;
+    std::uint8_t ver = 0;
+    std::uint16_t cmd = 0;
+    Bytes message;
+};
+
+struct LeaveMessage {
+    std::string room_id;
+    UserId user;
+    TicketType ticket_type = 0;
+};
+
+struct BroadcastMessage {
+    std::string room_id;
+    UserId user;
+    TicketType ticket_type = 0;
+    std::uint8_t ver = 0;
+    std::uint16_t cmd = 0;
+    Bytes message;
+};
+
+struct ClaimMessage {
+    TicketId ticket_id;
+    TicketType ticket_type = 0;
+    UserId user;
+};
+
+struct ClaimReplyMessage {
+    bool claimed = false;
+    User user;
+    std::string reason;
+};
+
+struct SessionMessage {
+    UserId user;
+    std::uint64_t epoch = 0;
+    NodeId home;
+};
+
+struct AckMessage {
+    bool ok = true;
+    std::string reason;
+};
+
+[[nodiscard]] mesh::Payload encode(const JoinMessage& message);
+[[nodiscard]] mesh::Payload encode(const JoinReplyMessage& message);
+[[nodiscard]] mesh::Payload encode(const PushEnvelope& message);
+[[nodiscard]] mesh::Payload encode(const LeaveMessage& message);
+[[nodiscard]] mesh::Payload encode_leave_reply(bool left);
+[[nodiscard]] mesh::Payload encode(const BroadcastMessage& message);
+[[nodiscard]] mesh::Payload encode(const ClaimMessage& message);  // also a release
+[[nodiscard]] mesh::Payload encode(const ClaimReplyMessage& message);
+[[nodiscard]] mesh::Payload encode(const AckMessage& message);
+[[nodiscard]] mesh::Payload encode(const SessionMessage& message);
+
+template <typename T>
+using Decoded = std::expected<T, std::string>;
+
+[[nodiscard]] Decoded<JoinMessage> decode_join(mesh::PayloadView, const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<JoinReplyMessage> decode_join_reply(mesh::PayloadView,
+                                                          const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<PushEnvelope> decode_push(mesh::PayloadView, const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<LeaveMessage> decode_leave(mesh::PayloadView, const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<bool> decode_leave_reply(mesh::PayloadView, const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<BroadcastMessage> decode_broadcast(mesh::PayloadView,
+                                                         const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<ClaimMessage> decode_claim(mesh::PayloadView, const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<ClaimReplyMessage> decode_claim_reply(mesh::PayloadView,
+                                                            const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<AckMessage> decode_ack(mesh::PayloadView, const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<SessionMessage> decode_session(mesh::PayloadView, const capnp::ReaderOptions&);
+
+}  // namespace matchmesh::ticket
