@@ -1,0 +1,253 @@
+// matchmesh-bench-summary: folds the reports of one scripts/bench.sh run into the summary.
+//
+// Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh or redis)
+// and, when present, <dir>/sim-matches.json, sim-memory.json, sim-pool.json and
+// instructions.txt; writes <dir>/summary.json, <dir>/table.md and the charts' data and gnuplot
+// scripts (ttm_cdf.png, ttm_vs_rate.png), and prints the table.
+//
+// A system sustains a rate when its time-to-match p99 is under --p99-limit-ms and its fill rate
+// is within --fill-gap-points of the ideal matcher's on the same arrivals.
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json read_json(const fs::path& path) {
+    std::ifstream file(path);
+    if (!file) {
+        return nullptr;
+    }
+    return json::parse(file, nullptr, false);
+}
+
+double round_to(double value, int digits) {
+    const double scale = std::pow(10.0, digits);
+    return std::round(value * scale) / scale;
+}
+
+struct Point {
+    double rate = 0;
+    json report;
+};
+
+bool sustained(const json& report, double p99_limit_ms, double fill_gap_points) {
+    const double gap = report.contains("ideal") ? 100.0 * (report["ideal"]["fill_rate"].get<double>() -
+                                                           report["fill_rate"].get<double>())
+                                                : 0.0;
+    return report["unfinished"].get<double>() == 0 && report["ttm_ms"]["p99"].get<double>() < p99_limit_ms &&
+           gap <= fill_gap_points;
+}
+
+json system_summary(const std::vector<Point>& points, double p99_limit_ms, double fill_gap_points) {
+    json summary;
+    double max_rate = 0;
+    const Point* at = points.empty() ? nullptr : &points.front();
+    json by_rate = json::array();
+    for (const Point& point : points) {
+        const bool ok = sustained(point.report, p99_limit_ms, fill_gap_points);
+        if (ok && point.rate > max_rate) {
+            max_rate = point.rate;
+            at = &point;
+        }
+        by_rate.push_back({{"rate", point.rate},
+                           {"sustained", ok},
+                           {"ttm_ms", point.report["ttm_ms"]},
+                           {"fill_rate", point.report["fill_rate"]},
+                           {"ideal_fill_rate", point.report.value("ideal", json::object()).value("fill_rate", 0.0)},
+                           {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)}});
+    }
+    summary["max_rate"] = max_rate;
+    summary["by_rate"] = by_rate;
+    if (at != nullptr) {
+        const json& report = at->report;
+        summary["at_rate"] = at->rate;
+        summary["ttm_ms"] = report["ttm_ms"];
+        summary["fill_rate"] = report["fill_rate"];
+        if (report.contains("ideal")) {
+            summary["ideal_ttm_ms"] = report["ideal"]["ttm_ms"];
+            summary["ideal_fill_rate"] = report["ideal"]["fill_rate"];
+        }
+        summary["cpu_s_per_1k_matches"] = report.value("cpu_s_per_1k_matches", 0.0);
+        double rss = 0;
+        if (report.contains("nodes")) {
+            for (const auto& [address, node] : report["nodes"].items()) {
+                rss = std::max(rss, node.value("peak_rss_mib", 0.0));
+            }
+        } else if (report.contains("redis")) {
+            rss = report["redis"].value("server_peak_rss_mib", 0.0);
+        }
+        summary["rss_mb"] = round_to(rss, 1);  // the largest process's peak
+    }
+    return summary;
+}
+
+void write_charts(const fs::path& dir, const std::map<std::string, std::vector<Point>>& systems,
+                  double cdf_rate) {
+    // Latency against arrival rate, p50 and p99 per system.
+    {
+        std::ofstream data(dir / "ttm_vs_rate.dat");
+        for (const auto& [name, points] : systems) {
+            data << "# " << name << " rate p50 p99\n";
+            for (const Point& point : points) {
+                data << fmt::format("{} {} {}\n", point.rate, std::max(0.01, point.report["ttm_ms"]["p50"].get<double>()),
+                                    std::max(0.01, point.report["ttm_ms"]["p99"].get<double>()));
+            }
+            data << "\n\n";
+        }
+        std::string plots;
+        int index = 0;
+        for (const auto& [name, points] : systems) {
+            plots += fmt::format("{}'{}' index {} using 1:2 with linespoints title '{} p50', '{}' index {} using "
+                                 "1:3 with linespoints title '{} p99'",
+                                 plots.empty() ? "" : ", ", (dir / "ttm_vs_rate.dat").string(), index, name,
+                                 (dir / "ttm_vs_rate.dat").string(), index, name);
+            ++index;
+        }
+        std::ofstream(dir / "ttm_vs_rate.gp")
+            << fmt::format("set terminal png size 1000,600\nset output '{}'\nset title 'time to match against "
+                           "arrival rate (1v1)'\nset xlabel 'arrivals per second'\nset ylabel 'time to match "
+                           "(ms)'\nset logscale y\nset grid\nplot {}\n",
+                           (dir / "ttm_vs_rate.png").string(), plots);
+    }
+    // The distribution of time to match at one rate: matchmesh, Redis, ideal.
+    {
+        std::string plots;
+        for (const std::string name : {"matchmesh", "redis", "ideal"}) {
+            const fs::path samples = dir / "runs" / fmt::format("{}-{}.samples", name, static_cast<int>(cdf_rate));
+            if (!fs::exists(samples)) {
+                continue;
+            }
+            plots += fmt::format("{}'{}' using 3:(1.0/n_{}) smooth cumulative title '{}'", plots.empty() ? "" : ", ",
+                                 samples.string(), name, name);
+        }
+        if (plots.empty()) {
+            return;
+        }
+        std::string counts;
+        for (const std::string name : {"matchmesh", "redis", "ideal"}) {
+            const fs::path samples = dir / "runs" / fmt::format("{}-{}.samples", name, static_cast<int>(cdf_rate));
+            std::size_t lines = 0;
+            std::ifstream file(samples);
+            std::string line;
+            while (std::getline(file, line)) {
+                lines += line.empty() || line[0] == '#' ? 0 : 1;
+            }
+            counts += fmt::format("n_{} = {}\n", name, std::max<std::size_t>(lines, 1));
+        }
+        std::ofstream(dir / "ttm_cdf.gp")
+            << fmt::format("set terminal png size 1000,600\nset output '{}'\nset title 'time to match, 1v1 at {} "
+                           "arrivals/s (CDF)'\nset xlabel 'time to match (ms)'\nset ylabel 'share of matched "
+                           "tickets'\nset logscale x\nset xrange [0.1:*]\nset grid\nset key bottom right\n{}plot {}\n",
+                           (dir / "ttm_cdf.png").string(), cdf_rate, counts, plots);
+    }
+}
+
+std::string markdown(const json& summary) {
+    std::string table =
+        "| system | max sustained 1v1 rate (/s) | ttm p50 / p99 at it (ms) | ideal p50 / p99 (ms) | fill (ideal) | CPU s per "
+        "1k matches | peak RSS (MiB) |\n|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const std::string name : {"matchmesh", "redis"}) {
+        if (!summary.contains(name) || !summary[name].contains("ttm_ms")) {
+            continue;
+        }
+        const json& s = summary[name];
+        table += fmt::format("| {} | {} | {} / {} | {} / {} | {:.1f}% ({:.1f}%) | {} | {} |\n", name,
+                             s["max_rate"].get<double>(), s["ttm_ms"]["p50"].get<double>(),
+                             s["ttm_ms"]["p99"].get<double>(), s["ideal_ttm_ms"]["p50"].get<double>(),
+                             s["ideal_ttm_ms"]["p99"].get<double>(), 100 * s["fill_rate"].get<double>(),
+                             100 * s["ideal_fill_rate"].get<double>(), s["cpu_s_per_1k_matches"].get<double>(),
+                             s["rss_mb"].get<double>());
+    }
+    table += fmt::format("\nrate ratio (matchmesh / redis): {}\n", summary.value("rate_ratio", json()).dump());
+    for (const std::string key : {"instructions_per_match", "bytes_per_waiting_ticket", "pool_growth_exponent"}) {
+        if (summary.contains(key)) {
+            table += fmt::format("{}: {}\n", key, summary[key].dump());
+        }
+    }
+    return table;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"matchmesh-bench-summary: the summary of a scripts/bench.sh run"};
+    std::string dir_text;
+    double p99_limit_ms = 1000;
+    double fill_gap_points = 2;
+    double cdf_rate = 1000;
+    std::string placement;
+    app.add_option("dir", dir_text, "the run's folder")->required();
+    app.add_option("--p99-limit-ms", p99_limit_ms, "time-to-match p99 a sustained rate stays under");
+    app.add_option("--fill-gap-points", fill_gap_points, "fill-rate points a sustained rate may lose to the ideal");
+    app.add_option("--cdf-rate", cdf_rate, "the rate whose time-to-match distribution is charted");
+    app.add_option("--placement", placement, "where the processes ran (CPUs), for the record");
+    CLI11_PARSE(app, argc, argv);
+    const fs::path dir(dir_text);
+
+    std::map<std::string, std::vector<Point>> systems;
+    // Runs are named SYSTEM-RATE.json, e.g. redis-500.json.
+    for (const auto& entry : fs::directory_iterator(dir / "runs")) {
+        const std::string stem = entry.path().stem().string();
+        const auto dash = stem.rfind('-');
+        if (entry.path().extension() != ".json" || dash == std::string::npos) {
+            continue;
+        }
+        const std::string system = stem.substr(0, dash);
+        const std::string rate = stem.substr(dash + 1);
+        if ((system != "matchmesh" && system != "redis") || rate.empty() ||
+            rate.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        json report = read_json(entry.path());
+        if (report.is_object()) {
+            systems[system].push_back({std::stod(rate), std::move(report)});
+        }
+    }
+    for (auto& [system, points] : systems) {
+        std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.rate < b.rate; });
+    }
+    json summary = json::object();
+    for (const auto& [system, points] : systems) {
+        summary[system] = system_summary(points, p99_limit_ms, fill_gap_points);
+    }
+    if (summary.contains("matchmesh") && summary.contains("redis") &&
+        summary["redis"]["max_rate"].get<double>() > 0) {
+        summary["rate_ratio"] =
+            round_to(summary["matchmesh"]["max_rate"].get<double>() / summary["redis"]["max_rate"].get<double>(), 2);
+    }
+    if (const json matches = read_json(dir / "sim-matches.json"); matches.is_object()) {
+        summary["sim_matches"] = matches;
+        std::ifstream instructions(dir / "instructions.txt");
+        double total = 0;
+        if (instructions >> total && matches.value("matches", 0.0) > 0) {
+            summary["instructions_per_match"] = std::round(total / matches["matches"].get<double>());
+        }
+    }
+    if (const json memory = read_json(dir / "sim-memory.json"); memory.is_object()) {
+        summary["bytes_per_waiting_ticket"] = memory.value("bytes_per_waiting_ticket", json());
+        summary["sim_memory"] = memory;
+    }
+    if (const json pool = read_json(dir / "sim-pool.json"); pool.is_object()) {
+        summary["pool_growth_exponent"] = pool.value("pool_growth_exponent", json());
+        summary["sim_pool"] = pool;
+    }
+    summary["criteria"] = {{"p99_limit_ms", p99_limit_ms}, {"fill_gap_points", fill_gap_points}};
+    summary["placement"] = placement;
+    std::ofstream(dir / "summary.json") << summary.dump(2) << "\n";
+    write_charts(dir, systems, cdf_rate);
+    const std::string table = markdown(summary);
+    std::ofstream(dir / "table.md") << table;
+    std::printf("%s", table.c_str());
+    return 0;
+}

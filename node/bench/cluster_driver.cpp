@@ -1,0 +1,319 @@
+#include "node/bench/cluster_driver.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/read.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include "mesh/asio/framed_stream.hpp"
+#include "mesh/asio/tcp_transport.hpp"
+#include "node/client_protocol.hpp"
+#include "node/token.hpp"
+
+namespace matchmesh::bench {
+namespace {
+
+using namespace matchmesh::node;
+using Clock = std::chrono::steady_clock;
+using StreamPtr = std::shared_ptr<mesh::FramedStream>;
+constexpr auto use_nothrow = asio::experimental::as_tuple(asio::use_awaitable);
+constexpr std::size_t read_buffer_bytes = 4096;
+
+class Driver {
+public:
+    Driver(const std::vector<Arrival>& arrivals, const ClusterDriverOptions& options)
+        : arrivals_(arrivals), options_(options), random_(options.seed) {
+        run_.records.resize(arrivals.size());
+    }
+
+    ClusterRun run();
+
+private:
+    asio::awaitable<void> arrive();
+    asio::awaitable<void> play(std::size_t index);
+    asio::awaitable<StreamPtr> open(const std::string& user, std::string& error);
+    asio::awaitable<std::expected<ServerMessage, std::string>> receive(const StreamPtr& stream);
+    asio::awaitable<std::expected<ClientReply, std::string>> call(const StreamPtr& stream,
+                                                                  ClientRequest request);
+    asio::awaitable<void> drain_member(StreamPtr stream, int type);
+    void close(const StreamPtr& stream);
+    void progress() const;
+
+    const std::vector<Arrival>& arrivals_;
+    const ClusterDriverOptions& options_;
+    asio::io_context context_;
+    std::mt19937_64 random_;
+    ClusterRun run_;
+    std::set<StreamPtr> open_;
+    std::size_t parties_running_ = 0;
+    Clock::time_point began_;
+    Clock::time_point last_arrival_;
+    bool arrivals_done_ = false;
+    bool stopping_ = false;
+};
+
+void Driver::close(const StreamPtr& stream) {
+    stream->close();
+    open_.erase(stream);
+}
+
+asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& error) {
+    const std::string& address =
+        options_.nodes[std::uniform_int_distribution<std::size_t>(0, options_.nodes.size() - 1)(random_)];
+    auto parts = mesh::split_host_port(address);
+    if (!parts) {
+        error = parts.error();
+        co_return nullptr;
+    }
+    auto stream = std::make_shared<mesh::FramedStream>(context_, read_buffer_bytes);
+    open_.insert(stream);
+    const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(parts->first), parts->second);
+    auto [connect_error] = co_await stream->socket.async_connect(endpoint, use_nothrow);
+    if (connect_error) {
+        error = fmt::format("cannot connect to {}: {}", address, connect_error.message());
+        close(stream);
+        co_return nullptr;
+    }
+    std::error_code ignored;
+    stream->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+    HelloCommand hello{UserId(user), "", {}};
+    if (!options_.token_secret.empty()) {
+        const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+            std::chrono::system_clock::now().time_since_epoch());
+        hello.token = make_token(options_.token_secret, user, static_cast<std::uint64_t>(now.count()) + 3600);
+    }
+    ClientRequest request{1, std::move(hello)};
+    auto reply = co_await call(stream, std::move(request));
+    if (!reply) {
+        error = reply.error();
+        close(stream);
+        co_return nullptr;
+    }
+    if (auto* refused = std::get_if<ReplyError>(&reply->body)) {
+        error = fmt::format("hello refused: {} ({})", refused->message, refused->category);
+        close(stream);
+        co_return nullptr;
+    }
+    co_return stream;
+}
+
+asio::awaitable<std::expected<ServerMessage, std::string>> Driver::receive(const StreamPtr& stream) {
+    std::vector<capnp::word> body;
+    mesh::FrameLimits limits;
+    limits.body_bytes_max = 16 * 1024 * 1024;
+    auto read = co_await stream->read_frame(limits, body);
+    if (!read) {
+        co_return std::unexpected(read.error().reason);
+    }
+    co_return decode_server_message(body, limits.reader_options());
+}
+
+asio::awaitable<std::expected<ClientReply, std::string>> Driver::call(const StreamPtr& stream,
+                                                                      ClientRequest request) {
+    mesh::Frame frame = encode_request(request);
+    if (!co_await stream->write_now(std::move(frame))) {
+        co_return std::unexpected("connection lost");
+    }
+    while (true) {
+        auto message = co_await receive(stream);
+        if (!message) {
+            co_return std::unexpected(message.error());
+        }
+        if (auto* reply = std::get_if<ClientReply>(&*message)) {
+            co_return std::move(*reply);
+        }
+    }
+}
+
+// A party member's connection: read its pushes until its ticket ends, so the node's outbox for
+// it never fills, and count them.
+asio::awaitable<void> Driver::drain_member(StreamPtr stream, int type) {
+    while (!stopping_) {
+        auto message = co_await receive(stream);
+        if (!message) {
+            break;
+        }
+        if (auto* push = std::get_if<ticket::PushMessage>(&*message)) {
+            ++run_.party_member_pushes;
+            if (push->ticket_type == type && ticket::is_terminal(push->kind)) {
+                break;
+            }
+        }
+    }
+    close(stream);
+}
+
+asio::awaitable<void> Driver::play(std::size_t index) {
+    ++parties_running_;
+    const Arrival& arrival = arrivals_[index];
+    TicketRecord& record = run_.records[index];
+    record.arrived = true;
+    record.type = arrival.type;
+    record.party_size = static_cast<int>(arrival.users.size());
+    std::vector<StreamPtr> streams;
+    std::string error;
+    for (const std::string& user : arrival.users) {
+        StreamPtr stream = co_await open(user, error);
+        if (!stream) {
+            break;
+        }
+        streams.push_back(std::move(stream));
+    }
+    if (streams.size() < arrival.users.size()) {
+        record.outcome = Outcome::refused;
+        record.refusal = error;
+        for (const auto& stream : streams) {
+            close(stream);
+        }
+        --parties_running_;
+        co_return;
+    }
+    for (std::size_t member = 1; member < streams.size(); ++member) {
+        asio::co_spawn(context_, drain_member(streams[member], arrival.type), asio::detached);
+    }
+    StartTicketCommand start;
+    start.ticket_type = static_cast<ticket::TicketType>(arrival.type);
+    start.values[options_.value_name] = arrival.rating;
+    for (std::size_t member = 1; member < arrival.users.size(); ++member) {
+        start.party.emplace_back(arrival.users[member]);
+    }
+    const Clock::time_point sent = Clock::now();
+    record.started_s = std::chrono::duration<double>(sent - began_).count();
+    ClientRequest request{2, std::move(start)};
+    auto reply = co_await call(streams.front(), std::move(request));
+    if (!reply || std::holds_alternative<ReplyError>(reply->body)) {
+        record.outcome = Outcome::refused;
+        record.refusal = reply ? std::get<ReplyError>(reply->body).category : reply.error();
+    } else {
+        while (true) {
+            auto message = co_await receive(streams.front());
+            if (!message) {
+                break;  // closed: unfinished
+            }
+            auto* push = std::get_if<ticket::PushMessage>(&*message);
+            if (push == nullptr || push->ticket_type != arrival.type || !ticket::is_terminal(push->kind)) {
+                continue;
+            }
+            record.ttm_ms = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
+            record.room = push->room_id;
+            record.outcome = push->kind == ticket::PushKind::success   ? Outcome::matched
+                             : push->kind == ticket::PushKind::timeout ? Outcome::timed_out
+                                                                       : Outcome::canceled;
+            break;
+        }
+    }
+    close(streams.front());
+    --parties_running_;
+}
+
+asio::awaitable<void> Driver::arrive() {
+    asio::steady_timer timer(context_);
+    for (std::size_t index = 0; index < arrivals_.size() && !stopping_; ++index) {
+        const auto at = began_ + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(arrivals_[index].at));
+        timer.expires_at(at);
+        co_await timer.async_wait(use_nothrow);
+        asio::co_spawn(context_, play(index), asio::detached);
+        last_arrival_ = at;
+    }
+    arrivals_done_ = true;
+}
+
+void Driver::progress() const {
+    std::size_t matched = 0;
+    std::size_t timed_out = 0;
+    std::size_t started = 0;
+    for (const auto& record : run_.records) {
+        started += record.arrived ? 1 : 0;
+        matched += record.outcome == Outcome::matched ? 1 : 0;
+        timed_out += record.outcome == Outcome::timed_out ? 1 : 0;
+    }
+    std::fprintf(stderr, "  %5.1fs  started %zu  matched %zu  timed out %zu  in progress %zu\n",
+                 std::chrono::duration<double>(Clock::now() - began_).count(), started, matched, timed_out,
+                 parties_running_);
+}
+
+ClusterRun Driver::run() {
+    // One connection per player: make room for many.
+    rlimit files{};
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
+    began_ = Clock::now();
+    last_arrival_ = began_;
+    asio::co_spawn(context_, arrive(), asio::detached);
+    const double last = arrivals_.empty() ? 0 : arrivals_.back().at;
+    const auto hard_end =
+        began_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(last + options_.grace_s));
+    auto next_progress = began_ + std::chrono::seconds(5);
+    while (Clock::now() < hard_end) {
+        context_.run_for(std::chrono::milliseconds(100));
+        if (options_.progress && Clock::now() >= next_progress) {
+            progress();
+            next_progress += std::chrono::seconds(5);
+        }
+        if (arrivals_done_ && parties_running_ == 0) {
+            break;
+        }
+    }
+    // Whatever is still waiting now is reported as unfinished.
+    stopping_ = true;
+    const auto still_open = open_;
+    for (const auto& stream : still_open) {
+        close(stream);
+    }
+    context_.run_for(std::chrono::seconds(2));
+    run_.window_s = std::chrono::duration<double>(last_arrival_ - began_).count();
+    return std::move(run_);
+}
+
+}  // namespace
+
+ClusterRun drive_cluster(const std::vector<Arrival>& arrivals, const ClusterDriverOptions& options) {
+    Driver driver(arrivals, options);
+    return driver.run();
+}
+
+double node_metric(const std::string& admin, const std::string& sample) {
+    auto parts = mesh::split_host_port(admin);
+    if (!parts) {
+        return -1;
+    }
+    try {
+        asio::io_context context;
+        asio::ip::tcp::socket socket(context);
+        socket.connect({asio::ip::make_address(parts->first), parts->second});
+        const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + admin + "\r\n\r\n";
+        asio::write(socket, asio::buffer(request));
+        std::string response;
+        std::error_code error;
+        asio::read(socket, asio::dynamic_buffer(response, 4 * 1024 * 1024), error);
+        std::istringstream lines(response);
+        std::string line;
+        const std::string key = sample + " ";
+        while (std::getline(lines, line)) {
+            if (line.starts_with(key)) {
+                return std::stod(line.substr(key.size()));
+            }
+        }
+    } catch (const std::exception&) {
+    }
+    return -1;
+}
+
+}  // namespace matchmesh::bench

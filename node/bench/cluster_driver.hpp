@@ -1,0 +1,36 @@
+#pragma once
+// Plays an arrival trace against a running cluster over the client protocol: one connection per
+// player, hello, the owner's startTicket naming its party, and the pushes until the ticket ends.
+// Each record's time to match runs from sending the start to the terminal push (220/219/222).
+
+#include <string>
+#include <vector>
+
+#include "node/bench/outcomes.hpp"
+#include "node/bench/trace.hpp"
+
+namespace matchmesh::bench {
+
+struct ClusterDriverOptions {
+    std::vector<std::string> nodes;  // client ports, host:port; each player picks one at random
+    std::string value_name = "rating";
+    std::string token_secret;  // signs hello tokens when the cluster checks them
+    double grace_s = 40;       // after the last arrival, how long tickets may still take
+    std::uint64_t seed = 1;
+    bool progress = true;      // a line on stderr every 5 s
+};
+
+struct ClusterRun {
+    std::vector<TicketRecord> records;  // one per arrival, same index
+    std::size_t party_member_pushes = 0;
+    double window_s = 0;  // from the start to the last arrival
+};
+
+[[nodiscard]] ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,
+                                       const ClusterDriverOptions& options);
+
+// GET /metrics from a node's metrics port: the value of the sample named `sample` (the metric
+// name with its labels, e.g. matchmesh_resident_bytes{kind="peak"}), or -1.
+[[nodiscard]] double node_metric(const std::string& admin, const std::string& sample);
+
+}  // namespace matchmesh::bench

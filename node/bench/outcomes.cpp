@@ -1,0 +1,82 @@
+#include "node/bench/outcomes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace matchmesh::bench {
+namespace {
+
+double percentile(const std::vector<double>& sorted, double fraction) {
+    if (sorted.empty()) {
+        return 0;
+    }
+    const auto rank = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
+    return sorted[std::min(rank == 0 ? 0 : rank - 1, sorted.size() - 1)];
+}
+
+double round1(double value) { return std::round(value * 10) / 10; }
+
+nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, double window_s) {
+    std::map<Outcome, std::size_t> counts;
+    std::vector<double> ttm;
+    std::set<std::string> rooms;
+    std::size_t started = 0;
+    std::map<std::string, std::size_t> refusals;
+    for (const TicketRecord* record : records) {
+        ++counts[record->outcome];
+        if (record->outcome == Outcome::refused) {
+            ++refusals[record->refusal];
+            continue;
+        }
+        ++started;
+        if (record->outcome == Outcome::matched) {
+            ttm.push_back(record->ttm_ms);
+            rooms.insert(record->room);
+        }
+    }
+    std::sort(ttm.begin(), ttm.end());
+    const double fill = started == 0 ? 0.0 : static_cast<double>(counts[Outcome::matched]) / static_cast<double>(started);
+    nlohmann::json result = {
+        {"tickets_started", started},
+        {"completed", counts[Outcome::matched]},
+        {"timed_out", counts[Outcome::timed_out]},
+        {"canceled", counts[Outcome::canceled]},
+        {"unfinished", counts[Outcome::unfinished]},
+        {"refused", counts[Outcome::refused]},
+        {"fill_rate", std::round(fill * 10000) / 10000},
+        {"matches", rooms.size()},
+        {"matches_per_s", window_s <= 0 ? 0.0 : round1(static_cast<double>(rooms.size()) / window_s)},
+        {"ttm_ms",
+         {{"p50", round1(percentile(ttm, 0.50))},
+          {"p90", round1(percentile(ttm, 0.90))},
+          {"p99", round1(percentile(ttm, 0.99))},
+          {"max", round1(ttm.empty() ? 0.0 : ttm.back())}}}};
+    if (!refusals.empty()) {
+        result["refusals"] = refusals;
+    }
+    return result;
+}
+
+}  // namespace
+
+nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s) {
+    std::vector<const TicketRecord*> all;
+    std::map<int, std::vector<const TicketRecord*>> by_type;
+    for (const auto& record : records) {
+        if (!record.arrived) {
+            continue;  // the run was cut short before it
+        }
+        all.push_back(&record);
+        by_type[record.type].push_back(&record);
+    }
+    nlohmann::json result = summarize_part(all, window_s);
+    result["by_type"] = nlohmann::json::object();
+    for (const auto& [type, part] : by_type) {
+        result["by_type"][std::to_string(type)] = summarize_part(part, window_s);
+    }
+    return result;
+}
+
+}  // namespace matchmesh::bench

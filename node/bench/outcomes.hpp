@@ -1,0 +1,30 @@
+#pragma once
+// What happened to each ticket of a benchmark run, and the summary every backend reports:
+// started, completed, timed out, canceled, fill rate, matches per second, time to match.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace matchmesh::bench {
+
+enum class Outcome { matched, timed_out, canceled, refused, unfinished };
+
+struct TicketRecord {
+    bool arrived = false;
+    int type = 0;
+    int party_size = 1;
+    double started_s = 0;  // since the run began
+    double ttm_ms = 0;     // start to its terminal result
+    Outcome outcome = Outcome::unfinished;
+    std::string room;     // tickets with the same room matched together
+    std::string refusal;  // why, when refused
+};
+
+// Summary keys: tickets_started, completed, timed_out, canceled, unfinished, refused, fill_rate,
+// matches, matches_per_s (over `window_s`), ttm_ms {p50, p90, p99, max} of matched tickets;
+// by_type holds the same per ticket type.
+[[nodiscard]] nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s);
+
+}  // namespace matchmesh::bench

@@ -1,0 +1,735 @@
+// matchmesh-bench-sim: costs that noise cannot move. The real ticket code — MatchingService,
+// TicketService and the stock node's ConfiguredTicketTypes, wired as Node::start wires them —
+// runs a simulated 3-node cluster in one process (SimWorld: virtual time, no sockets, 1 ms links),
+// so a seed gives the same events on every run (event_log_hash says so). Nothing is random
+// beyond the seed: ConfiguredTicketTypes only draws from its own generator for `randomize`,
+// which these ticket types leave at 0.
+//
+//   matchmesh-bench-sim matches
+//       A fixed, seeded trace of 10,000 1v1 tickets (500/s for 20 s, ratings N(1500, 300)), users
+//       connected round-robin to the nodes, run until every ticket has ended. Reports the rooms
+//       completed ("matches"); the measured part is the function run_matches, so that
+//         valgrind --tool=callgrind --toggle-collect='*run_matches*' matchmesh-bench-sim matches
+//       counts only it, and instructions per match = callgrind's Ir / "matches". (Without the
+//       toggle, the setup — config, trace, convergence — adds about 3% to the count.)
+//   matchmesh-bench-sim memory --waiting 100000
+//       N tickets waiting at once (room open, item on every replica); heap bytes in use per
+//       waiting ticket, across the three nodes (mallinfo2), the user's session included. The
+//       simulated scheduler's entries for each ticket's two timers count too, where a node would
+//       hold Asio timers. Unless --no-split, again with 1 and 3 replicas per item, which splits
+//       the figure into store item copies and everything else.
+//   matchmesh-bench-sim pool --sizes 1000,10000,100000
+//       For each pool size P, 1,000 newcomers match one at a time into a pool of P waiting
+//       tickets of which only 10% could match them; CPU time and virtual time per newcomer, and
+//       the slope of log(CPU per newcomer) over log(P) (0: a newcomer costs the same whatever the
+//       pool). The mean counts the periodic work that lands in a newcomer's window (the store's
+//       sweeps, which grow with P); the median is the newcomer's own work.
+//
+// One JSON object goes to stdout; human lines go to stderr.
+
+#include <malloc.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "matching/service.hpp"
+#include "mesh/base/assert.hpp"
+#include "mesh/sim/sim_world.hpp"
+#include "node/bench/trace.hpp"
+#include "node/ticket_types.hpp"
+#include "ticket/service.hpp"
+
+namespace {
+
+using namespace matchmesh;
+using nlohmann::json;
+
+constexpr std::size_t nodes_count = 3;
+constexpr ticket::TicketType duel_type = 1;
+constexpr ticket::TicketType other_type = 2;  // pool mode: the same profile under another tag
+
+// The ticket type every mode starts from, exactly as a node's config file would give it.
+constexpr std::string_view duel_config = R"({
+  "matching": {"distributionRate": 50, "profiles": {"Duel": {"rank": 100}}},
+  "ticketTypes": {"1": {"name": "duel", "profiles": ["Duel"], "maxMembers": 2,
+    "properties": {"rank": {"value": "rating", "searchSpread": 200}},
+    "allowMatch": {"value": "rating", "maxDifference": 300},
+    "ticketDurationSeconds": 20, "searchIntervalMs": 100, "searchTries": 1}}})";
+
+[[noreturn]] void fatal(const std::string& message) {
+    fmt::print(stderr, "matchmesh-bench-sim: {}\n", message);
+    std::exit(1);
+}
+
+config::Config load_duel_config() {
+    auto loaded = config::load_string(duel_config, "<duel config>");
+    if (!loaded) {
+        fatal(loaded.error().message);
+    }
+    return std::move(*loaded);
+}
+
+double cpu_seconds() {
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+// Bytes the program holds: small chunks in the arenas plus chunks malloc gave their own mapping
+// (large vectors and hash tables), which uordblks alone would miss.
+std::int64_t heap_in_use() {
+    const struct mallinfo2 info = mallinfo2();
+    return static_cast<std::int64_t>(info.uordblks + info.hblkhd);
+}
+
+double least_squares_slope(const std::vector<double>& x, const std::vector<double>& y) {
+    const auto n = static_cast<double>(x.size());
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        sx += x[i];
+        sy += y[i];
+        sxx += x[i] * x[i];
+        sxy += x[i] * y[i];
+    }
+    const double denominator = n * sxx - sx * sx;
+    return denominator == 0 ? 0.0 : (n * sxy - sx * sy) / denominator;
+}
+
+NodeId node_name(std::size_t index) {
+    return NodeId(fmt::format("n{}", index));
+}
+
+struct Tally {
+    std::uint64_t success = 0;
+    std::uint64_t timeout = 0;
+    std::uint64_t cancel = 0;
+    [[nodiscard]] std::uint64_t total() const { return success + timeout + cancel; }
+};
+
+class SimCluster;
+
+// One node's services, built as Node::start builds them, and the node's push sink: a terminal
+// push makes ConfiguredTicketTypes forget the ticket (as the node does) and is counted by the
+// cluster. Owned by SimCluster from the node's start to its stop.
+class NodeServices final : public ticket::PushSink {
+public:
+    NodeServices(mesh::sim::SimNode& node, const config::Config& config, SimCluster& cluster);
+    ~NodeServices() override;
+    NodeServices(const NodeServices&) = delete;
+    NodeServices& operator=(const NodeServices&) = delete;
+
+    void push(const UserId& user, const ticket::PushMessage& message) override;
+
+    [[nodiscard]] matching::MatchingService& matching() { return *matching_; }
+    [[nodiscard]] ticket::TicketService& tickets() { return *tickets_; }
+    [[nodiscard]] node::ConfiguredTicketTypes& types() { return *types_; }
+
+private:
+    SimCluster& cluster_;
+    std::unique_ptr<matching::MatchingService> matching_;
+    std::unique_ptr<ticket::TicketService> tickets_;
+    std::unique_ptr<node::ConfiguredTicketTypes> types_;
+};
+
+// A converged 3-node simulated cluster running `config`'s ticket types. Owned by one benchmark
+// run; single-threaded.
+class SimCluster {
+public:
+    SimCluster(config::Config config, std::uint64_t seed, std::size_t tickets_max);
+    SimCluster(const SimCluster&) = delete;
+    SimCluster& operator=(const SimCluster&) = delete;
+
+    [[nodiscard]] mesh::sim::SimWorld& world() { return world_; }
+    [[nodiscard]] NodeServices& at(std::size_t index) { return *services_.at(index); }
+    [[nodiscard]] const config::Config& config() const { return config_; }
+    [[nodiscard]] std::size_t tickets_max() const { return tickets_max_; }
+
+    // What the node does for a client's hello, and for its startTicket with {"rating": rating}.
+    void connect_user(std::size_t node, const UserId& user);
+    void start_ticket(std::size_t node, const UserId& user, ticket::TicketType type,
+                      std::int64_t rating);
+    void connect_and_start(std::size_t node, const UserId& user, ticket::TicketType type,
+                           std::int64_t rating) {
+        connect_user(node, user);
+        start_ticket(node, user, type, rating);
+    }
+    // Advances virtual time a millisecond at a time until `done`; fatal past `limit`.
+    void run_until(const std::function<bool()>& done, Duration limit, std::string_view what);
+
+    [[nodiscard]] std::size_t items_stored() const;  // store items, every replica counted
+    [[nodiscard]] std::size_t tickets_in(ticket::TicketPhase phase) const;
+    [[nodiscard]] std::size_t replicas() const;
+    [[nodiscard]] std::uint64_t rooms_completed() const;
+
+    Tally tally;
+    std::function<void(const UserId&, const ticket::PushMessage&)> on_terminal;
+
+private:
+    config::Config config_;
+    std::size_t tickets_max_;
+    std::uint64_t next_session_ = 1;
+    // By node index. Declared before world_, whose destructor stops the nodes through the hook.
+    std::vector<std::unique_ptr<NodeServices>> services_;
+    mesh::sim::SimWorld world_;
+};
+
+NodeServices::NodeServices(mesh::sim::SimNode& node, const config::Config& config,
+                           SimCluster& cluster)
+    : cluster_(cluster) {
+    matching::ServiceOptions matching_options;
+    matching_options.target_node_type = config.matching.target_node_type;
+    matching_options.distribution_rate = config.matching.distribution_rate;
+    matching_options.search_timeout = Duration(config.cluster.request_timeout_ms);
+    matching_ = std::make_unique<matching::MatchingService>(node.network(), node.scheduler(),
+                                                            matching_options);
+    for (const auto& [profile_id, widths] : config.matching.profiles) {
+        if (auto defined = matching_->profiles().define(profile_id, widths); !defined) {
+            fatal(fmt::format("matching.profiles.{}: {}", profile_id, defined.error().message));
+        }
+    }
+    ticket::TicketServiceOptions options;
+    options.limits.ticket_duration_min =
+        std::chrono::seconds(config.limits.ticket_duration_min_seconds);
+    options.join_timeout = Duration(config.cluster.request_timeout_ms);
+    options.courier.attempt_timeout = Duration(config.cluster.request_timeout_ms);
+    options.tickets_max = cluster.tickets_max();
+    tickets_ = std::make_unique<ticket::TicketService>(node.network(), node.scheduler(), *matching_,
+                                                       *this, options);
+    types_ = std::make_unique<node::ConfiguredTicketTypes>(config.ticket_types,
+                                                           matching_->profiles(), node.scheduler(),
+                                                           config.limits.range_values_max);
+    types_->install(*tickets_);
+}
+
+NodeServices::~NodeServices() {
+    // In the node's order: nothing may call into what is already gone.
+    types_.reset();
+    tickets_.reset();
+    matching_.reset();
+}
+
+void NodeServices::push(const UserId& user, const ticket::PushMessage& message) {
+    if (!ticket::is_terminal(message.kind)) {
+        return;
+    }
+    if (types_) {
+        types_->forget(user, message.ticket_type);
+    }
+    Tally& tally = cluster_.tally;
+    if (message.kind == ticket::PushKind::success) {
+        ++tally.success;
+    } else if (message.kind == ticket::PushKind::timeout) {
+        ++tally.timeout;
+    } else {
+        ++tally.cancel;
+    }
+    if (cluster_.on_terminal) {
+        cluster_.on_terminal(user, message);
+    }
+}
+
+mesh::MeshOptions mesh_options(const config::Config& config) {
+    mesh::MeshOptions options;
+    options.membership.heartbeat_interval = Duration(config.cluster.heartbeat_interval_ms);
+    options.membership.dead_after = Duration(config.cluster.dead_after_ms);
+    return options;
+}
+
+SimCluster::SimCluster(config::Config config, std::uint64_t seed, std::size_t tickets_max)
+    : config_(std::move(config)),
+      tickets_max_(tickets_max),
+      services_(nodes_count),
+      world_(seed, mesh_options(config_), mesh::sim::LinkModel{}) {
+    world_.on_start([this](mesh::sim::SimNode& node) {
+        services_.at(node.index()) = std::make_unique<NodeServices>(node, config_, *this);
+    });
+    world_.on_stop([this](mesh::sim::SimNode& node) { services_.at(node.index()).reset(); });
+    for (std::size_t i = 0; i < nodes_count; ++i) {
+        mesh::sim::SimNodeConfig node{node_name(i), config_.matching.target_node_type, {}};
+        if (i > 0) {
+            node.seeds.push_back(node_name(0));
+        }
+        world_.add_node(std::move(node));
+    }
+    if (!world_.run_until_converged(std::chrono::seconds(10))) {
+        fatal("sim: the 3 nodes did not converge within 10 s of virtual time");
+    }
+}
+
+void SimCluster::connect_user(std::size_t node, const UserId& user) {
+    at(node).tickets().connect_user(
+        ticket::User{user,
+                     std::to_string(next_session_++),
+                     node_name(node),
+                     {},
+                     static_cast<std::uint64_t>(ms_since_epoch(world_.now()))});
+}
+
+void SimCluster::start_ticket(std::size_t node, const UserId& user, ticket::TicketType type,
+                              std::int64_t rating) {
+    NodeServices& services = at(node);
+    const matching::Properties values{{"rating", rating}};
+    if (auto checked = services.types().check_values(type, values); !checked) {
+        fatal(checked.error());
+    }
+    if (!services.tickets().set_user_data(user, {{"rating", rating}})) {
+        fatal(fmt::format("startTicket for {}: not connected to {}", user.str(),
+                          node_name(node).str()));
+    }
+    services.tickets().start_ticket(type, user, {}, [user](ticket::Result<void> started) {
+        if (!started) {
+            fatal(fmt::format("startTicket for {}: {}", user.str(), started.error().message));
+        }
+    });
+}
+
+void SimCluster::run_until(const std::function<bool()>& done, Duration limit,
+                           std::string_view what) {
+    const Time deadline = world_.now() + limit;
+    while (!done()) {
+        if (world_.now() >= deadline) {
+            fatal(fmt::format("sim: {} did not happen within {} ms of virtual time", what,
+                              limit.count()));
+        }
+        world_.run_for(Duration(1));
+    }
+}
+
+std::size_t SimCluster::items_stored() const {
+    std::size_t items = 0;
+    for (const auto& services : services_) {
+        items += services->matching().local_items().size();
+    }
+    return items;
+}
+
+std::size_t SimCluster::tickets_in(ticket::TicketPhase phase) const {
+    std::size_t tickets = 0;
+    for (const auto& services : services_) {
+        tickets += services->tickets().ticket_count(phase);
+    }
+    return tickets;
+}
+
+std::size_t SimCluster::replicas() const {
+    return services_.front()->matching().placement().replica_count();
+}
+
+std::uint64_t SimCluster::rooms_completed() const {
+    std::uint64_t rooms = 0;
+    for (const auto& services : services_) {
+        rooms += services->tickets().counters().completed;
+    }
+    return rooms;
+}
+
+// --- matches -------------------------------------------------------------------------------
+
+struct MatchesFigures {
+    std::uint64_t matches = 0;  // rooms completed
+    Tally tally;
+    double virtual_seconds = 0;
+};
+
+// The measured part: each arrival connects and starts its ticket at its time, then virtual time
+// runs until every user has had its terminal push. Not inlined, so that callgrind's
+// --toggle-collect='*run_matches*' finds it.
+[[gnu::noinline]] MatchesFigures run_matches(SimCluster& cluster,
+                                             const std::vector<bench::Arrival>& arrivals) {
+    const Time begin = cluster.world().now();
+    for (std::size_t i = 0; i < arrivals.size(); ++i) {
+        const bench::Arrival& arrival = arrivals[i];
+        cluster.world().run_until(begin + Duration(std::llround(arrival.at * 1000)));
+        cluster.connect_and_start(i % nodes_count, UserId(arrival.users.front()),
+                                  static_cast<ticket::TicketType>(arrival.type), arrival.rating);
+    }
+    const Duration patience = std::chrono::seconds(
+        cluster.config().ticket_types.at(duel_type).ticket_duration_seconds + 10);
+    cluster.run_until([&] { return cluster.tally.total() >= arrivals.size(); }, patience,
+                      "every ticket's end");
+    MatchesFigures figures;
+    figures.matches = cluster.rooms_completed();
+    figures.tally = cluster.tally;
+    figures.virtual_seconds = std::chrono::duration<double>(cluster.world().now() - begin).count();
+    return figures;
+}
+
+json matches_mode(std::uint64_t seed) {
+    bench::TraceShape shape;
+    shape.rate = 500;
+    shape.duration = 20;
+    shape.types = {{duel_type, 1.0}};
+    shape.rating_mean = 1500;
+    shape.rating_sd = 300;
+    shape.seed = seed;
+    const std::vector<bench::Arrival> arrivals = bench::generate_trace(shape);
+    SimCluster cluster(load_duel_config(), seed, ticket::TicketServiceOptions{}.tickets_max);
+
+    const double cpu_before = cpu_seconds();
+    const MatchesFigures figures = run_matches(cluster, arrivals);
+    const double cpu = cpu_seconds() - cpu_before;
+
+    const double fill_rate =
+        static_cast<double>(figures.tally.success) / static_cast<double>(arrivals.size());
+    fmt::print(stderr,
+               "matches: {} tickets, {} rooms completed, fill rate {:.1f}% ({} matched, {} timed "
+               "out, {} canceled), {:.1f} s virtual, {:.2f} s CPU in run_matches\n",
+               arrivals.size(), figures.matches, 100 * fill_rate, figures.tally.success,
+               figures.tally.timeout, figures.tally.cancel, figures.virtual_seconds, cpu);
+    return json{{"mode", "matches"},
+                {"seed", seed},
+                {"tickets", arrivals.size()},
+                {"matches", figures.matches},
+                {"matched_tickets", figures.tally.success},
+                {"timed_out", figures.tally.timeout},
+                {"canceled", figures.tally.cancel},
+                {"fill_rate", fill_rate},
+                {"virtual_seconds", figures.virtual_seconds},
+                {"cpu_seconds_run_matches", cpu},
+                {"cpu_us_per_match", figures.matches == 0 ? 0.0 : cpu * 1e6 / figures.matches},
+                {"event_log_hash", cluster.world().event_log_hash()}};
+}
+
+// --- memory --------------------------------------------------------------------------------
+
+struct WaitingFigures {
+    int distribution_rate = 0;
+    std::size_t replicas = 0;
+    std::size_t items = 0;
+    std::int64_t heap_bytes = 0;   // sessions and waiting tickets
+    double bytes_per_ticket = 0;   // the same, per ticket
+    double bytes_per_session = 0;  // of that, the connected user alone
+    double seconds = 0;
+};
+
+// Users connect and start at this pace (a million a second of virtual time), so that few frames
+// are in flight at once: a burst of all of them would leave the event queue's arrays sized for
+// the burst, which the heap would then count per ticket.
+constexpr std::size_t starts_per_ms = 1000;
+
+// `waiting` users connect, then start duel tickets that skip searching (searchTries 0) and wait
+// for an hour: each has its room open and its item on every replica when the heap is read.
+WaitingFigures measure_waiting(int distribution_rate, std::size_t waiting, std::uint64_t seed) {
+    const double cpu_before = cpu_seconds();
+    config::Config config = load_duel_config();
+    config.matching.distribution_rate = distribution_rate;
+    config::TicketTypeConfig& duel = config.ticket_types.at(duel_type);
+    duel.search_tries = 0;
+    duel.ticket_duration_seconds = 3600;
+    SimCluster cluster(std::move(config), seed, waiting);
+    cluster.world().run_for(std::chrono::seconds(2));  // periodic sweeps have run and re-armed
+    const auto user = [](std::size_t i) { return UserId(fmt::format("waiting-{}", i)); };
+
+    const std::int64_t before = heap_in_use();
+    for (std::size_t i = 0; i < waiting; ++i) {
+        cluster.connect_user(i % nodes_count, user(i));
+        if ((i + 1) % starts_per_ms == 0) {
+            cluster.world().run_for(Duration(1));
+        }
+    }
+    cluster.world().run_for(Duration(10));  // the session announcements have arrived
+    const std::int64_t connected = heap_in_use();
+    std::mt19937_64 random(seed);
+    std::normal_distribution<double> rating(1500, 300);
+    for (std::size_t i = 0; i < waiting; ++i) {
+        cluster.start_ticket(i % nodes_count, user(i), duel_type, std::llround(rating(random)));
+        if ((i + 1) % starts_per_ms == 0) {
+            cluster.world().run_for(Duration(1));
+        }
+    }
+    WaitingFigures figures;
+    figures.distribution_rate = distribution_rate;
+    figures.replicas = cluster.replicas();
+    figures.items = waiting * figures.replicas;
+    cluster.run_until([&] { return cluster.items_stored() == figures.items; },
+                      std::chrono::seconds(10), "every waiting ticket's items on their replicas");
+    if (cluster.tickets_in(ticket::TicketPhase::waiting) != waiting) {
+        fatal("memory: not every ticket is waiting");
+    }
+    if (before == 0) {
+        fmt::print(stderr,
+                   "memory: mallinfo2 reports no heap (another allocator, e.g. under "
+                   "valgrind): the byte counts are meaningless\n");
+    }
+    figures.heap_bytes = heap_in_use() - before;
+    const auto count = static_cast<double>(waiting);
+    figures.bytes_per_ticket = static_cast<double>(figures.heap_bytes) / count;
+    figures.bytes_per_session = static_cast<double>(connected - before) / count;
+    figures.seconds = cpu_seconds() - cpu_before;
+    fmt::print(stderr,
+               "memory: {} waiting tickets, {} replica(s) per item (distributionRate {}): {:.0f} "
+               "bytes per waiting ticket, of which {:.0f} the user's session ({:.1f} MB in all), "
+               "{:.1f} s CPU\n",
+               waiting, figures.replicas, distribution_rate, figures.bytes_per_ticket,
+               figures.bytes_per_session, static_cast<double>(figures.heap_bytes) / 1e6,
+               figures.seconds);
+    return figures;
+}
+
+json waiting_json(const WaitingFigures& figures) {
+    return json{{"distribution_rate", figures.distribution_rate},
+                {"replicas", figures.replicas},
+                {"items_stored", figures.items},
+                {"heap_bytes", figures.heap_bytes},
+                {"bytes_per_waiting_ticket", figures.bytes_per_ticket},
+                {"bytes_per_session", figures.bytes_per_session},
+                {"cpu_seconds", figures.seconds}};
+}
+
+json memory_mode(std::size_t waiting, bool split, std::uint64_t seed) {
+    const WaitingFigures stock = measure_waiting(50, waiting, seed);
+    json report{{"mode", "memory"},
+                {"waiting", waiting},
+                {"bytes_per_waiting_ticket", stock.bytes_per_ticket},
+                {"replicas", stock.replicas},
+                {"heap_bytes", stock.heap_bytes}};
+    if (!split) {
+        return report;
+    }
+    // One, two and three replicas per item: what grows with them is the store's copies.
+    const WaitingFigures one = measure_waiting(1, waiting, seed);
+    const WaitingFigures all = measure_waiting(100, waiting, seed);
+    const std::vector<double> replicas{static_cast<double>(one.replicas),
+                                       static_cast<double>(stock.replicas),
+                                       static_cast<double>(all.replicas)};
+    const double per_replica = least_squares_slope(
+        replicas, {one.bytes_per_ticket, stock.bytes_per_ticket, all.bytes_per_ticket});
+    const double rest = stock.bytes_per_ticket - per_replica * replicas[1];
+    fmt::print(stderr,
+               "memory: split: {:.0f} bytes per stored item copy; {:.0f} bytes per ticket without "
+               "its items: {:.0f} the session, {:.0f} the ticket, its room, its timers and the "
+               "origin's record of its item\n",
+               per_replica, rest, stock.bytes_per_session, rest - stock.bytes_per_session);
+    report["runs"] = json::array({waiting_json(one), waiting_json(stock), waiting_json(all)});
+    report["bytes_per_item_replica"] = per_replica;
+    report["bytes_per_ticket_without_items"] = rest;
+    report["bytes_per_session"] = stock.bytes_per_session;
+    return report;
+}
+
+// --- pool ----------------------------------------------------------------------------------
+
+// Slot j of the pool is a duel ticket at 1000 j + 500, alone in any search window around it
+// (a search spans +-200, bucket width 100, slots 1000 apart), so a newcomer at 1000 j + 520
+// matches exactly it.
+std::int64_t slot_rating(std::size_t slot) {
+    return static_cast<std::int64_t>(slot) * 1000 + 500;
+}
+
+struct PoolFigures {
+    std::size_t pool = 0;
+    std::size_t relevant = 0;
+    std::vector<double> cpu_us;        // per newcomer, in its window
+    std::vector<std::int64_t> ttm_ms;  // per newcomer, virtual
+    double idle_cpu_seconds = 0;       // the newcomers' virtual time again, with no newcomer
+    double virtual_seconds = 0;        // of the newcomers' phase
+    double setup_seconds = 0;
+};
+
+// The pool: `slots` duel tickets (the relevant 10%), the slot on node slot % 3, and nine "other"
+// tickets per slot in the same buckets under another tag, which duel searches (empty tag) never
+// read.
+void fill_pool(SimCluster& cluster, std::size_t pool, std::size_t slots) {
+    for (std::size_t k = 0; k < pool - slots; ++k) {
+        const std::int64_t offset = static_cast<std::int64_t>(k % 5) * 100 - 200;
+        cluster.connect_and_start(k % nodes_count, UserId(fmt::format("other-{}", k)), other_type,
+                                  slot_rating(k % slots) + offset);
+    }
+    for (std::size_t slot = 0; slot < slots; ++slot) {
+        cluster.connect_and_start(slot % nodes_count, UserId(fmt::format("slot-{}-0", slot)),
+                                  duel_type, slot_rating(slot));
+    }
+    const std::size_t items = pool * cluster.replicas();
+    cluster.run_until([&] { return cluster.items_stored() == items; }, std::chrono::seconds(10),
+                      "the pool's items on their replicas");
+}
+
+// One newcomer, measured from its start until it has its 220 and its partner's items are gone.
+// It connects to the node after the slot's, so that every size measures a join across nodes.
+[[gnu::noinline]] void measure_newcomer(SimCluster& cluster, std::size_t index, std::size_t slot,
+                                        std::size_t pool, PoolFigures& figures) {
+    const UserId user(fmt::format("newcomer-{}", index));
+    std::optional<Time> matched_at;
+    cluster.on_terminal = [&](const UserId& who, const ticket::PushMessage& message) {
+        if (who == user) {
+            if (message.kind != ticket::PushKind::success) {
+                fatal(fmt::format("pool: {} ended without a match", user.str()));
+            }
+            matched_at = cluster.world().now();
+        }
+    };
+    const std::size_t items_after = (pool - 1) * cluster.replicas();
+    const Time started_at = cluster.world().now();
+    const double cpu_before = cpu_seconds();
+    cluster.connect_and_start((slot + 1) % nodes_count, user, duel_type, slot_rating(slot) + 20);
+    cluster.run_until([&] { return matched_at && cluster.items_stored() == items_after; },
+                      std::chrono::seconds(5), "a newcomer's match");
+    figures.cpu_us.push_back((cpu_seconds() - cpu_before) * 1e6);
+    figures.ttm_ms.push_back((*matched_at - started_at).count());
+    cluster.on_terminal = nullptr;
+}
+
+// Background work (heartbeats, sweeps) lands in some newcomers' windows too: the same virtual
+// time again, with no newcomer, says how much there is. A function of its own, so that
+// profilers can tell it apart.
+[[gnu::noinline]] double run_idle(SimCluster& cluster, Duration spent) {
+    const double cpu_before = cpu_seconds();
+    cluster.world().run_for(spent);
+    return cpu_seconds() - cpu_before;
+}
+
+PoolFigures measure_pool(std::size_t pool, std::size_t newcomers, std::uint64_t seed) {
+    const double setup_before = cpu_seconds();
+    config::Config config = load_duel_config();
+    config::TicketTypeConfig& duel = config.ticket_types.at(duel_type);
+    duel.ticket_duration_seconds = 3600;  // the pool waits through the whole run
+    config::TicketTypeConfig other = duel;
+    other.type = other_type;
+    other.name = "other";
+    other.tags = {"other"};
+    other.search_tries = 0;
+    config.ticket_types[other_type] = other;
+    SimCluster cluster(std::move(config), seed, pool + newcomers);
+
+    PoolFigures figures;
+    figures.pool = pool;
+    figures.relevant = std::max<std::size_t>(1, pool / 10);
+    fill_pool(cluster, pool, figures.relevant);
+    figures.setup_seconds = cpu_seconds() - setup_before;
+
+    const Time begin = cluster.world().now();
+    for (std::size_t i = 0; i < newcomers; ++i) {
+        const std::size_t slot = i % figures.relevant;
+        measure_newcomer(cluster, i, slot, pool, figures);
+        // Outside the measure: a fresh ticket takes the slot, so every newcomer sees P waiting.
+        cluster.connect_and_start(slot % nodes_count,
+                                  UserId(fmt::format("slot-{}-{}", slot, i + 1)), duel_type,
+                                  slot_rating(slot));
+        cluster.run_until([&] { return cluster.items_stored() == pool * cluster.replicas(); },
+                          std::chrono::seconds(5), "a slot's new ticket waiting");
+    }
+    const Duration spent = cluster.world().now() - begin;
+    figures.virtual_seconds = std::chrono::duration<double>(spent).count();
+    figures.idle_cpu_seconds = run_idle(cluster, spent);
+    return figures;
+}
+
+template <typename T>
+double mean_of(const std::vector<T>& values) {
+    double sum = 0;
+    for (const T& value : values) {
+        sum += static_cast<double>(value);
+    }
+    return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
+}
+
+double quantile_of(std::vector<double> values, double q) {
+    MM_ASSERT(!values.empty() && q >= 0 && q <= 1);
+    std::sort(values.begin(), values.end());
+    return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))];
+}
+
+json pool_json(const PoolFigures& figures) {
+    const auto newcomers = static_cast<double>(figures.cpu_us.size());
+    return json{
+        {"pool", figures.pool},
+        {"relevant", figures.relevant},
+        {"newcomers", figures.cpu_us.size()},
+        {"cpu_us_per_newcomer", mean_of(figures.cpu_us)},
+        {"cpu_us_median", quantile_of(figures.cpu_us, 0.5)},
+        {"cpu_us_p90", quantile_of(figures.cpu_us, 0.9)},
+        {"cpu_us_max", quantile_of(figures.cpu_us, 1.0)},
+        {"idle_cpu_us_per_newcomer", figures.idle_cpu_seconds * 1e6 / newcomers},
+        {"virtual_ttm_ms_mean", mean_of(figures.ttm_ms)},
+        {"virtual_ttm_ms_max", *std::max_element(figures.ttm_ms.begin(), figures.ttm_ms.end())},
+        {"virtual_seconds", figures.virtual_seconds},
+        {"setup_cpu_seconds", figures.setup_seconds}};
+}
+
+// The mean is what a newcomer costs the process, background included; the median is the
+// newcomer's own work (a periodic sweep lands in few windows).
+json pool_mode(const std::vector<std::size_t>& sizes, std::size_t newcomers, std::uint64_t seed) {
+    json runs = json::array();
+    std::vector<double> log_pool;
+    std::vector<double> log_mean;
+    std::vector<double> log_median;
+    for (std::size_t pool : sizes) {
+        const json run = pool_json(measure_pool(pool, newcomers, seed));
+        fmt::print(
+            stderr,
+            "pool: P = {} ({} relevant): CPU per newcomer {:.1f} us mean, {:.1f} us "
+            "median, {:.1f} us p90; idle background over the same virtual time {:.1f} us "
+            "per newcomer; time to match {:.2f} ms mean, {} ms max (virtual); setup {:.1f} "
+            "s CPU\n",
+            pool, run["relevant"].get<std::size_t>(), run["cpu_us_per_newcomer"].get<double>(),
+            run["cpu_us_median"].get<double>(), run["cpu_us_p90"].get<double>(),
+            run["idle_cpu_us_per_newcomer"].get<double>(), run["virtual_ttm_ms_mean"].get<double>(),
+            run["virtual_ttm_ms_max"].get<std::int64_t>(), run["setup_cpu_seconds"].get<double>());
+        log_pool.push_back(std::log(static_cast<double>(pool)));
+        log_mean.push_back(std::log(run["cpu_us_per_newcomer"].get<double>()));
+        log_median.push_back(std::log(run["cpu_us_median"].get<double>()));
+        runs.push_back(run);
+    }
+    const double exponent = least_squares_slope(log_pool, log_mean);
+    const double median_exponent = least_squares_slope(log_pool, log_median);
+    fmt::print(stderr,
+               "pool: growth exponent {:.3f} (mean CPU per newcomer ~ P^exponent), {:.3f} for "
+               "the median\n",
+               exponent, median_exponent);
+    return json{{"mode", "pool"},
+                {"runs", runs},
+                {"pool_growth_exponent", exponent},
+                {"pool_growth_exponent_median", median_exponent}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"matchmesh-bench-sim: matching costs on a simulated 3-node cluster"};
+    app.require_subcommand(1);
+    app.fallthrough();
+    std::uint64_t seed = 1;
+    app.add_option("--seed", seed, "seed of the trace, the ratings and the simulation");
+    app.add_subcommand("matches", "10,000 1v1 tickets; rooms completed (for callgrind)");
+    auto* memory = app.add_subcommand("memory", "heap bytes per waiting ticket");
+    std::size_t waiting = 100000;
+    memory->add_option("--waiting", waiting, "tickets waiting at once")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+    bool no_split = false;
+    memory->add_flag("--no-split", no_split, "skip the runs with 1 and 3 replicas");
+    auto* pool = app.add_subcommand("pool", "CPU per newcomer as the waiting pool grows");
+    std::vector<std::size_t> sizes{1000, 10000, 100000};
+    pool->add_option("--sizes", sizes, "pool sizes")
+        ->delimiter(',')
+        ->check(CLI::Range(std::size_t{10}, std::size_t{1000000}));
+    std::size_t newcomers = 1000;
+    pool->add_option("--newcomers", newcomers, "newcomers per pool size")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+    CLI11_PARSE(app, argc, argv);
+
+    json report;
+    if (app.got_subcommand("matches")) {
+        report = matches_mode(seed);
+    } else if (app.got_subcommand("memory")) {
+        report = memory_mode(waiting, !no_split, seed);
+    } else {
+        report = pool_mode(sizes, newcomers, seed);
+    }
+    fmt::print("{}\n", report.dump(2));
+    return 0;
+}

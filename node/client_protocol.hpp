@@ -1,0 +1,153 @@
+#pragma once
+// The client protocol (client.capnp) as plain C++ values: strict decoding of what clients send,
+// and encoding of requests and replies (the node uses one direction, tools the other).
+
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "matching/profile.hpp"
+#include "matching/service.hpp"
+#include "matching/value.hpp"
+#include "mesh/frame.hpp"
+#include "mesh/network.hpp"
+#include "ticket/types.hpp"
+
+namespace matchmesh::node {
+
+inline constexpr std::size_t request_list_max = 64;  // profile IDs, tags, unique IDs per request
+
+struct AddCommand {
+    std::string profile_id;
+    std::string unique_id;
+    std::string tag;
+    matching::Properties properties;
+    matching::ValueMap value;
+    std::chrono::seconds ttl{0};
+};
+
+struct SearchCommand {
+    std::vector<std::string> profile_ids;
+    std::string tag;
+    matching::Properties properties;
+    std::size_t limit = 0;
+};
+
+struct RangeSearchCommand {
+    std::vector<std::string> profile_ids;
+    std::vector<std::string> tags;
+    matching::RangeProperties properties;
+    std::size_t limit = 0;
+};
+
+struct RemoveCommand {
+    std::string profile_id;
+    std::vector<std::string> unique_ids;
+};
+
+struct MembersCommand {};
+struct DumpCommand {};
+
+struct HelloCommand {
+    UserId user;
+    std::string token;
+    matching::ValueMap data;
+};
+
+struct StartTicketCommand {
+    ticket::TicketType ticket_type = 0;
+    matching::Properties values;
+    std::vector<UserId> party;
+    ticket::Bytes application_data;
+};
+
+// The ticket commands that name only a ticket type.
+enum class TicketAction {
+    cancel,
+    leave,
+    mark_complete,
+    mark_complete_when_expire,
+    start_backfill,
+    stop_backfill,
+    members
+};
+
+struct TicketCommand {
+    TicketAction action = TicketAction::cancel;
+    ticket::TicketType ticket_type = 0;
+};
+
+struct KickCommand {
+    ticket::TicketType ticket_type = 0;
+    UserId target;
+};
+
+struct BroadcastCommand {
+    ticket::TicketType ticket_type = 0;
+    std::uint8_t ver = 0;
+    std::uint16_t cmd = 0;
+    ticket::Bytes message;
+};
+
+struct SetPropertiesCommand {
+    ticket::TicketType ticket_type = 0;
+    matching::ValueMap values;
+};
+
+struct GetPropertiesCommand {
+    ticket::TicketType ticket_type = 0;
+    std::vector<std::string> keys;
+};
+
+using Command = std::variant<AddCommand, SearchCommand, RangeSearchCommand, RemoveCommand,
+                             MembersCommand, DumpCommand, HelloCommand, StartTicketCommand,
+                             TicketCommand, KickCommand, BroadcastCommand, SetPropertiesCommand,
+                             GetPropertiesCommand>;
+
+struct ClientRequest {
+    std::uint64_t id = 0;
+    Command command;
+};
+
+struct ReplyError {
+    std::string category;
+    std::string message;
+};
+
+struct ClientReply {
+    std::uint64_t id = 0;
+    std::variant<std::monostate, ReplyError, matching::SearchOutcome,
+                 std::vector<mesh::MemberInfo>, std::string, matching::ValueMap,
+                 std::vector<UserId>>
+        body;  // ok, error, search results, members, dump, properties, member IDs
+};
+
+// What a client receives: a reply, or a push.
+using ServerMessage = std::variant<ClientReply, ticket::PushMessage>;
+
+// A request that could not be read: the id when it was readable, and why.
+struct RequestError {
+    std::uint64_t id = 0;
+    std::string message;
+};
+
+[[nodiscard]] std::expected<ClientRequest, RequestError> decode_request(
+    std::span<const capnp::word> body, const capnp::ReaderOptions& options);
+[[nodiscard]] mesh::Frame encode_request(const ClientRequest& request);
+
+[[nodiscard]] mesh::Frame encode_reply(const ClientReply& reply);
+[[nodiscard]] mesh::Frame encode_push(const ticket::PushMessage& push);
+[[nodiscard]] std::expected<ServerMessage, std::string> decode_server_message(
+    std::span<const capnp::word> body, const capnp::ReaderOptions& options);
+// A server message that must be a reply.
+[[nodiscard]] std::expected<ClientReply, std::string> decode_reply(
+    std::span<const capnp::word> body, const capnp::ReaderOptions& options);
+
+// The category names of errors, as replies carry them.
+[[nodiscard]] std::string category_of(matching::Errc code);
+[[nodiscard]] std::string category_of(ticket::Errc code);
+
+}  // namespace matchmesh::node

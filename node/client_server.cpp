@@ -1,0 +1,189 @@
+#include "node/client_server.hpp"
+
+#include <fmt/format.h>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+
+#include "mesh/asio/listener.hpp"
+
+namespace matchmesh::node {
+namespace {
+
+constexpr std::size_t client_read_buffer_bytes = 4 * 1024;
+
+}  // namespace
+
+ClientServer::ClientServer(asio::io_context& context, ClientServerOptions options,
+                           ClientHandler& handler, std::shared_ptr<spdlog::logger> log)
+    : context_(context),
+      options_(std::move(options)),
+      handler_(handler),
+      log_(std::move(log)),
+      acceptor_(context) {
+    limits_.body_bytes_max = options_.frame_bytes_max;
+    limits_.traversal_words_max = options_.traversal_words_max;
+    limits_.nesting_max = options_.nesting_max;
+}
+
+ClientServer::~ClientServer() {
+    *alive_ = false;
+}
+
+std::expected<asio::ip::tcp::endpoint, std::string> ClientServer::listen() {
+    return mesh::open_listener(acceptor_, options_.listen);
+}
+
+void ClientServer::start() {
+    asio::co_spawn(
+        context_,
+        mesh::accept_each(
+            acceptor_, alive_, [this](asio::ip::tcp::socket socket) { accept(std::move(socket)); },
+            [this](const std::error_code& error) {
+                log_->warn("client: accept failed: {}", error.message());
+            }),
+        asio::detached);
+}
+
+void ClientServer::stop() {
+    if (stopped_) {
+        return;
+    }
+    stopped_ = true;
+    std::error_code ignored;
+    acceptor_.close(ignored);
+    auto all = connections_;
+    for (auto& [key, connection] : all) {
+        close(connection.stream, "node stopping", false);
+    }
+}
+
+void ClientServer::close(const StreamPtr& stream, std::string_view reason, bool misbehaved) {
+    if (stream->closed()) {
+        return;
+    }
+    const std::string remote = stream->remote();
+    stream->close();
+    std::shared_ptr<Session> session;
+    if (auto found = connections_.find(stream.get()); found != connections_.end()) {
+        session = found->second.session;
+        connections_.erase(found);
+        streams_.erase(session.get());
+    }
+    if (session) {
+        handler_.session_closed(session);
+    }
+    if (misbehaved) {
+        log_->warn("client: closed connection from {}: {}", remote, reason);
+    } else {
+        log_->debug("client: closed connection from {}: {}", remote, reason);
+    }
+}
+
+void ClientServer::send(const StreamPtr& stream, mesh::Frame frame) {
+    if (stream->closed()) {
+        return;
+    }
+    if (!stream->push(std::move(frame), options_.outbox_frames_max, options_.outbox_bytes_max)) {
+        ++counters_.slow_clients_closed;
+        close(stream, "it does not read what it is sent (outbox full)", true);
+    }
+}
+
+void ClientServer::push(const std::shared_ptr<Session>& session, const ticket::PushMessage& message) {
+    if (auto found = streams_.find(session.get()); found != streams_.end()) {
+        send(found->second, encode_push(message));
+    }
+}
+
+void ClientServer::close_session(const std::shared_ptr<Session>& session, std::string_view reason) {
+    if (auto found = streams_.find(session.get()); found != streams_.end()) {
+        close(StreamPtr(found->second), reason, false);
+    }
+}
+
+bool ClientServer::take_budget(Session& session) {
+    const auto now = std::chrono::steady_clock::now();
+    const double rate = options_.commands_per_second;
+    const std::chrono::duration<double> elapsed = now - session.refilled;
+    session.budget = std::min(rate, session.budget + elapsed.count() * rate);
+    session.refilled = now;
+    if (session.budget < 1.0) {
+        return false;
+    }
+    session.budget -= 1.0;
+    return true;
+}
+
+void ClientServer::accept(asio::ip::tcp::socket socket) {
+    if (stopped_) {
+        return;
+    }
+    if (connections_.size() >= options_.connections_max) {
+        ++counters_.connections_refused;
+        log_->warn("client: refused a connection: {} connections already open",
+                   connections_.size());
+        std::error_code ignored;
+        socket.close(ignored);
+        return;
+    }
+    ++counters_.connections_accepted;
+    // Clients send small frames at a modest rate: a small read buffer keeps idle sessions cheap.
+    auto stream = std::make_shared<mesh::FramedStream>(context_, client_read_buffer_bytes);
+    stream->socket = std::move(socket);
+    std::error_code ignored;
+    stream->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+    stream->open_outbox();
+    auto session = std::make_shared<Session>();
+    session->id = next_session_++;
+    session->remote = stream->remote();
+    session->budget = options_.commands_per_second;
+    session->refilled = std::chrono::steady_clock::now();
+    connections_.emplace(stream.get(), Connection{stream, session});
+    streams_.emplace(session.get(), stream);
+    asio::co_spawn(context_, mesh::FramedStream::write_loop(stream, alive_), asio::detached);
+    asio::co_spawn(context_, serve(this, stream, session, alive_), asio::detached);
+}
+
+asio::awaitable<void> ClientServer::serve(ClientServer* self, StreamPtr stream,
+                                          std::shared_ptr<Session> session,
+                                          std::shared_ptr<bool> alive) {
+    std::vector<capnp::word> body;
+    const capnp::ReaderOptions reader_options = self->limits_.reader_options();
+    while (true) {
+        auto read = co_await stream->read_frame(self->limits_, body);
+        if (!*alive || stream->closed()) {
+            co_return;
+        }
+        if (!read) {
+            const bool bad = read.error().kind == mesh::FramedStream::ReadFailure::Kind::bad_frame;
+            self->counters_.frames_rejected += bad ? 1 : 0;
+            self->close(stream, read.error().reason, bad);
+            co_return;
+        }
+        ++self->counters_.requests;
+        auto request = decode_request(body, reader_options);
+        if (!request) {
+            ++self->counters_.malformed_requests;
+            self->send(stream, encode_reply(ClientReply{request.error().id,
+                                                        ReplyError{"malformed_request", request.error().message}}));
+            continue;
+        }
+        if (!self->take_budget(*session)) {
+            ++self->counters_.rate_limited;
+            self->send(stream, encode_reply(ClientReply{
+                                   request->id, ReplyError{"rate_limited",
+                                                           fmt::format("more than {} commands per second",
+                                                                       self->options_.commands_per_second)}}));
+            continue;
+        }
+        std::weak_ptr<mesh::FramedStream> weak = stream;
+        self->handler_.handle(session, std::move(*request), [self, alive, weak](ClientReply reply) {
+            auto target = weak.lock();
+            if (*alive && target) {
+                self->send(target, encode_reply(reply));
+            }
+        });
+    }
+}
+
+}  // namespace matchmesh::node

@@ -1,0 +1,117 @@
+#pragma once
+// ClientServer: the node's client port. Accepts connections up to a limit, reads framed
+// requests (client.capnp) with tight decoding limits, hands each to the handler, and queues its
+// reply on a bounded outbox. A frame that breaks the framing rules closes that connection (the
+// stream cannot be trusted past it); a readable frame that is not a valid request gets an error
+// reply, and the connection stays usable. Nothing one client sends disturbs another.
+//
+// Owned by the node; lives on the node's io_context thread. stop() closes every connection.
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <spdlog/logger.h>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+
+#include "mesh/asio/framed_stream.hpp"
+#include "node/client_protocol.hpp"
+
+namespace matchmesh::node {
+
+// One client connection: who it speaks for (after hello), and its command budget.
+struct Session {
+    std::uint64_t id = 0;
+    std::optional<UserId> user;
+    std::string remote;
+    double budget = 0;  // commands it may send now (a token bucket)
+    std::chrono::steady_clock::time_point refilled;
+};
+
+class ClientHandler {
+public:
+    using Reply = std::function<void(ClientReply)>;
+    virtual ~ClientHandler() = default;
+    // Handles one request; `reply` is called once, now or later, on the loop thread.
+    virtual void handle(const std::shared_ptr<Session>& session, ClientRequest request,
+                        Reply reply) = 0;
+    // The connection is gone (closed by either side).
+    virtual void session_closed(const std::shared_ptr<Session>& session) = 0;
+};
+
+struct ClientServerOptions {
+    std::string listen = "127.0.0.1:7200";
+    std::size_t frame_bytes_max = 64 * 1024;
+    std::size_t connections_max = 10000;
+    std::size_t outbox_frames_max = 1024;
+    std::size_t outbox_bytes_max = 16 * 1024 * 1024;
+    std::uint64_t traversal_words_max = 64 * 1024;
+    int nesting_max = 8;
+    int commands_per_second = 100;  // per session, with bursts of as many
+};
+
+struct ClientCounters {
+    std::uint64_t connections_accepted = 0;
+    std::uint64_t connections_refused = 0;
+    std::uint64_t frames_rejected = 0;
+    std::uint64_t requests = 0;
+    std::uint64_t malformed_requests = 0;
+    std::uint64_t slow_clients_closed = 0;
+    std::uint64_t rate_limited = 0;
+};
+
+class ClientServer {
+public:
+    ClientServer(asio::io_context& context, ClientServerOptions options, ClientHandler& handler,
+                 std::shared_ptr<spdlog::logger> log);
+    ~ClientServer();
+    ClientServer(const ClientServer&) = delete;
+    ClientServer& operator=(const ClientServer&) = delete;
+
+    [[nodiscard]] std::expected<asio::ip::tcp::endpoint, std::string> listen();
+    void start();
+    void stop();
+
+    [[nodiscard]] const ClientCounters& counters() const { return counters_; }
+    [[nodiscard]] std::size_t connection_count() const { return connections_.size(); }
+
+    // Queues a push to a session; closes it if its outbox is full (it does not read).
+    void push(const std::shared_ptr<Session>& session, const ticket::PushMessage& message);
+    // Closes a session's connection (e.g. replaced by a newer session of its user).
+    void close_session(const std::shared_ptr<Session>& session, std::string_view reason);
+
+private:
+    using StreamPtr = std::shared_ptr<mesh::FramedStream>;
+    struct Connection {
+        StreamPtr stream;
+        std::shared_ptr<Session> session;
+    };
+
+    void send(const StreamPtr& stream, mesh::Frame frame);
+    void close(const StreamPtr& stream, std::string_view reason, bool misbehaved);
+    [[nodiscard]] bool take_budget(Session& session);
+    void accept(asio::ip::tcp::socket socket);
+    static asio::awaitable<void> serve(ClientServer* self, StreamPtr stream,
+                                       std::shared_ptr<Session> session, std::shared_ptr<bool> alive);
+
+    asio::io_context& context_;
+    ClientServerOptions options_;
+    ClientHandler& handler_;
+    std::shared_ptr<spdlog::logger> log_;
+    asio::ip::tcp::acceptor acceptor_;
+    mesh::FrameLimits limits_;
+    std::unordered_map<mesh::FramedStream*, Connection> connections_;
+    std::unordered_map<Session*, StreamPtr> streams_;
+    std::uint64_t next_session_ = 1;
+    bool stopped_ = false;
+    ClientCounters counters_;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace matchmesh::node

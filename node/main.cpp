@@ -1,0 +1,101 @@
+// matchmesh: one node of a matchmaking cluster.
+#include <unistd.h>
+#include <cstdio>
+#include <string>
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "config/config.hpp"
+#include "node/node.hpp"
+
+namespace {
+
+std::string host_name() {
+    char name[256] = {};
+    return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("matchmesh");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"matchmesh node: serves a share of the cluster's matchmaking store"};
+    std::string config_path;
+    std::string id;
+    std::string node_type;
+    std::string mesh_listen;
+    std::string mesh_advertise;
+    std::string client_listen;
+    std::vector<std::string> seeds;
+    std::string admin_listen;
+    std::string log_level = "info";
+    app.add_option("--config", config_path, "JSON config file")->required();
+    app.add_option("--id", id, "node ID (overrides node.id; default: the host name)");
+    app.add_option("--node-type", node_type, "node type (overrides node.nodeType)");
+    app.add_option("--mesh-listen", mesh_listen, "host:port of the mesh port (node.meshListen)");
+    app.add_option("--mesh-advertise", mesh_advertise,
+                   "host:port peers use to reach this node (node.meshAdvertise)");
+    app.add_option("--client-listen", client_listen,
+                   "host:port of the client port (node.clientListen)");
+    app.add_option("--admin-listen", admin_listen,
+                   "host:port of the metrics port (node.adminListen); 'none' for no port");
+    app.add_option("--seeds", seeds, "seed nodes, host:port (overrides cluster.seeds)")
+        ->delimiter(',');
+    app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+    CLI11_PARSE(app, argc, argv);
+
+    auto loaded = matchmesh::config::load_file(config_path);
+    if (!loaded) {
+        std::fprintf(stderr, "matchmesh: %s\n", loaded.error().message.c_str());
+        return 1;
+    }
+    matchmesh::config::Config config = std::move(*loaded);
+    if (!id.empty()) {
+        config.node.id = id;
+    }
+    if (config.node.id.empty()) {
+        config.node.id = host_name();
+    }
+    if (!node_type.empty()) {
+        config.node.node_type = node_type;
+    }
+    if (!mesh_listen.empty()) {
+        config.node.mesh_listen = mesh_listen;
+    }
+    if (!mesh_advertise.empty()) {
+        config.node.mesh_advertise = mesh_advertise;
+    }
+    if (!client_listen.empty()) {
+        config.node.client_listen = client_listen;
+    }
+    if (!admin_listen.empty()) {
+        config.node.admin_listen = admin_listen == "none" ? "" : admin_listen;
+    }
+    if (!seeds.empty()) {
+        config.cluster.seeds = seeds;
+    }
+    if (auto valid = matchmesh::config::validate(config, config_path); !valid) {
+        std::fprintf(stderr, "matchmesh: %s\n", valid.error().message.c_str());
+        return 1;
+    }
+
+    auto log = std::make_shared<spdlog::logger>("matchmesh",
+                                                std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    log->set_pattern(fmt::format("%Y-%m-%dT%H:%M:%S.%e %l [{}] %v", config.node.id));
+    log->set_level(spdlog::level::from_str(log_level));
+
+    auto node = matchmesh::node::Node::create(config, log);
+    if (!node) {
+        std::fprintf(stderr, "matchmesh: %s\n", node.error().c_str());
+        return 1;
+    }
+    const std::string admin = (*node)->admin_address();
+    std::printf("matchmesh node %s ready: mesh %s client %s admin %s cluster %s\n",
+                config.node.id.c_str(), (*node)->mesh_address().c_str(),
+                (*node)->client_address().c_str(), admin.empty() ? "none" : admin.c_str(),
+                config.cluster.name.c_str());
+    std::fflush(stdout);
+    return (*node)->run();
+}

@@ -1,0 +1,162 @@
+#include "node/metrics.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <sys/resource.h>
+
+#include <fmt/format.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace matchmesh::node {
+
+std::pair<std::uint64_t, std::uint64_t> resident_bytes() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    std::uint64_t now = 0;
+    std::uint64_t peak = 0;
+    while (std::getline(status, line)) {
+        std::istringstream fields(line);
+        std::string key;
+        std::uint64_t kilobytes = 0;
+        fields >> key >> kilobytes;
+        if (key == "VmRSS:") {
+            now = kilobytes * 1024;
+        } else if (key == "VmHWM:") {
+            peak = kilobytes * 1024;
+        }
+    }
+    return {now, peak};
+}
+
+double cpu_seconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const auto seconds = [](const timeval& time) {
+        return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+    };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+std::expected<std::unique_ptr<Metrics>, std::string> Metrics::create(const std::string& listen) {
+    std::unique_ptr<Metrics> metrics(new Metrics());
+    try {
+        metrics->exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
+    } catch (const std::exception& error) {
+        return std::unexpected(fmt::format("cannot serve metrics on {}: {}", listen, error.what()));
+    }
+    const auto ports = metrics->exposer_->GetListeningPorts();
+    const auto colon = listen.rfind(':');
+    metrics->address_ = fmt::format("{}:{}", listen.substr(0, colon), ports.empty() ? 0 : ports.front());
+    auto& registry = *(metrics->registry_ = std::make_shared<prometheus::Registry>());
+    auto& tickets = prometheus::BuildCounter()
+                        .Name("matchmesh_tickets_total")
+                        .Help("Tickets owned by this node, by how they ended (or started)")
+                        .Register(registry);
+    metrics->started_ = &tickets.Add({{"event", "started"}});
+    metrics->completed_ = &tickets.Add({{"event", "completed"}});
+    metrics->timed_out_ = &tickets.Add({{"event", "timed_out"}});
+    metrics->canceled_ = &tickets.Add({{"event", "canceled"}});
+    auto& phases = prometheus::BuildGauge()
+                       .Name("matchmesh_tickets")
+                       .Help("Tickets in progress on this node, by phase")
+                       .Register(registry);
+    metrics->searching_ = &phases.Add({{"phase", "searching"}});
+    metrics->waiting_ = &phases.Add({{"phase", "waiting"}});
+    metrics->searches_ = &prometheus::BuildCounter()
+                              .Name("matchmesh_searches_total")
+                              .Help("Searches run by this node's tickets")
+                              .Register(registry)
+                              .Add({});
+    auto& joins = prometheus::BuildCounter()
+                      .Name("matchmesh_joins_total")
+                      .Help("Join requests answered by this node's rooms")
+                      .Register(registry);
+    metrics->joins_accepted_ = &joins.Add({{"result", "accepted"}});
+    metrics->joins_refused_ = &joins.Add({{"result", "refused"}});
+    metrics->items_ = &prometheus::BuildGauge()
+                           .Name("matchmesh_store_items")
+                           .Help("Search items stored on this node")
+                           .Register(registry)
+                           .Add({});
+    metrics->members_ = &prometheus::BuildGauge()
+                             .Name("matchmesh_members_alive")
+                             .Help("Live cluster members, this node included")
+                             .Register(registry)
+                             .Add({});
+    metrics->sessions_ = &prometheus::BuildGauge()
+                              .Name("matchmesh_client_sessions")
+                              .Help("Client connections")
+                              .Register(registry)
+                              .Add({});
+    auto& memory = prometheus::BuildGauge()
+                       .Name("matchmesh_resident_bytes")
+                       .Help("Resident memory of the node process")
+                       .Register(registry);
+    metrics->resident_ = &memory.Add({{"kind", "current"}});
+    metrics->peak_resident_ = &memory.Add({{"kind", "peak"}});
+    metrics->cpu_ = &prometheus::BuildGauge()
+                         .Name("matchmesh_cpu_seconds")
+                         .Help("CPU time used by the node process, user and system")
+                         .Register(registry)
+                         .Add({});
+    metrics->time_to_match_ = &prometheus::BuildHistogram()
+                                   .Name("matchmesh_time_to_match_seconds")
+                                   .Help("From a ticket's start to its 220, for tickets owned here")
+                                   .Register(registry)
+                                   .Add({}, prometheus::Histogram::BucketBoundaries{
+                                                0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
+    metrics->round_trip_ = &prometheus::BuildHistogram()
+                                .Name("matchmesh_mesh_round_trip_seconds")
+                                .Help("Requests to other nodes, from sending to the answer")
+                                .Register(registry)
+                                .Add({}, prometheus::Histogram::BucketBoundaries{
+                                             0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25});
+    metrics->rejected_ = &prometheus::BuildCounter()
+                              .Name("matchmesh_frames_rejected_total")
+                              .Help("Frames that closed their connection, by reason")
+                              .Register(registry);
+    metrics->exposer_->RegisterCollectable(metrics->registry_);
+    return metrics;
+}
+
+Metrics::~Metrics() = default;
+
+void Metrics::advance(prometheus::Counter& counter, std::uint64_t& seen, std::uint64_t now) {
+    if (now > seen) {
+        counter.Increment(static_cast<double>(now - seen));
+        seen = now;
+    }
+}
+
+void Metrics::update(const MetricsSnapshot& snapshot) {
+    advance(*started_, seen_.tickets_started, snapshot.tickets_started);
+    advance(*completed_, seen_.tickets_completed, snapshot.tickets_completed);
+    advance(*timed_out_, seen_.tickets_timed_out, snapshot.tickets_timed_out);
+    advance(*canceled_, seen_.tickets_canceled, snapshot.tickets_canceled);
+    advance(*searches_, seen_.searches, snapshot.searches);
+    advance(*joins_accepted_, seen_.joins_accepted, snapshot.joins_accepted);
+    advance(*joins_refused_, seen_.joins_refused, snapshot.joins_refused);
+    for (const auto& [reason, count] : snapshot.frames_rejected) {
+        advance(rejected_->Add({{"reason", reason}}), seen_.frames_rejected[reason], count);
+    }
+    searching_->Set(static_cast<double>(snapshot.tickets_searching));
+    waiting_->Set(static_cast<double>(snapshot.tickets_waiting));
+    items_->Set(static_cast<double>(snapshot.store_items));
+    members_->Set(static_cast<double>(snapshot.members_alive));
+    sessions_->Set(static_cast<double>(snapshot.sessions));
+    const auto [now, peak] = resident_bytes();
+    resident_->Set(static_cast<double>(now));
+    peak_resident_->Set(static_cast<double>(peak));
+    cpu_->Set(cpu_seconds());
+}
+
+void Metrics::observe_time_to_match(double seconds) { time_to_match_->Observe(seconds); }
+
+void Metrics::observe_mesh_round_trip(double seconds) { round_trip_->Observe(seconds); }
+
+}  // namespace matchmesh::node

@@ -1,0 +1,89 @@
+#pragma once
+// Metrics: the node's Prometheus metrics, served by prometheus-cpp's pull exposer on the admin
+// port (GET /metrics, which also serves as the readiness probe).
+//
+// Owned by the node. Values are written from the node's loop thread (a snapshot each second, and
+// time-to-match and round-trip observations as they happen); the exposer's own threads read them,
+// which prometheus-cpp's metric types allow.
+
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace prometheus {  // kept out of the node's public headers
+class Counter;
+class Exposer;
+class Gauge;
+class Histogram;
+class Registry;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace matchmesh::node {
+
+// Totals since the node started; the metrics' counters follow them.
+struct MetricsSnapshot {
+    std::uint64_t tickets_started = 0;
+    std::uint64_t tickets_completed = 0;
+    std::uint64_t tickets_timed_out = 0;
+    std::uint64_t tickets_canceled = 0;
+    std::uint64_t searches = 0;
+    std::uint64_t joins_accepted = 0;
+    std::uint64_t joins_refused = 0;
+    std::size_t tickets_searching = 0;
+    std::size_t tickets_waiting = 0;
+    std::size_t store_items = 0;
+    std::size_t members_alive = 0;
+    std::size_t sessions = 0;
+    std::map<std::string, std::uint64_t> frames_rejected;  // by reason
+};
+
+class Metrics {
+public:
+    // Starts the exposer on host:port (port 0 picks one); the error names the address.
+    [[nodiscard]] static std::expected<std::unique_ptr<Metrics>, std::string> create(
+        const std::string& listen);
+    ~Metrics();
+
+    [[nodiscard]] const std::string& address() const { return address_; }
+    void update(const MetricsSnapshot& snapshot);
+    void observe_time_to_match(double seconds);
+    void observe_mesh_round_trip(double seconds);
+
+private:
+    Metrics() = default;
+    void advance(prometheus::Counter& counter, std::uint64_t& seen, std::uint64_t now);
+
+    std::shared_ptr<prometheus::Registry> registry_;
+    std::unique_ptr<prometheus::Exposer> exposer_;
+    std::string address_;
+    prometheus::Counter* started_ = nullptr;
+    prometheus::Counter* completed_ = nullptr;
+    prometheus::Counter* timed_out_ = nullptr;
+    prometheus::Counter* canceled_ = nullptr;
+    prometheus::Counter* searches_ = nullptr;
+    prometheus::Counter* joins_accepted_ = nullptr;
+    prometheus::Counter* joins_refused_ = nullptr;
+    prometheus::Gauge* searching_ = nullptr;
+    prometheus::Gauge* waiting_ = nullptr;
+    prometheus::Gauge* items_ = nullptr;
+    prometheus::Gauge* members_ = nullptr;
+    prometheus::Gauge* sessions_ = nullptr;
+    prometheus::Gauge* resident_ = nullptr;
+    prometheus::Gauge* peak_resident_ = nullptr;
+    prometheus::Gauge* cpu_ = nullptr;
+    prometheus::Histogram* time_to_match_ = nullptr;
+    prometheus::Histogram* round_trip_ = nullptr;
+    prometheus::Family<prometheus::Counter>* rejected_ = nullptr;
+    MetricsSnapshot seen_;
+};
+
+// The process's resident set now and at its peak, in bytes (from /proc/self/status).
+[[nodiscard]] std::pair<std::uint64_t, std::uint64_t> resident_bytes();
+// The CPU time the process has used, user and system, in seconds.
+[[nodiscard]] double cpu_seconds();
+
+}  // namespace matchmesh::node

@@ -1,0 +1,378 @@
+#include "node/node.hpp"
+
+#include <csignal>
+#include <iostream>
+
+#include <asio/post.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "matching/dump.hpp"
+
+namespace matchmesh::node {
+namespace {
+
+mesh::TcpOptions tcp_options(const config::Config& config) {
+    mesh::TcpOptions options;
+    options.listen = config.node.mesh_listen;
+    options.cluster = config.cluster.name;
+    options.secret = config.cluster.secret;
+    options.limits.body_bytes_max = config.limits.max_frame_bytes;
+    options.limits.traversal_words_max = config.limits.traversal_limit_words;
+    options.limits.nesting_max = config.limits.nesting_limit;
+    options.queue_frames_max = config.limits.send_queue_frames;
+    options.queue_bytes_max = config.limits.send_queue_bytes;
+    options.connections_max = config.limits.max_mesh_connections;
+    options.handshake_timeout = Duration(config.limits.handshake_timeout_ms);
+    return options;
+}
+
+std::string address_text(const asio::ip::tcp::endpoint& endpoint) {
+    const auto address = endpoint.address();
+    return address.is_v6() ? fmt::format("[{}]:{}", address.to_string(), endpoint.port())
+                           : fmt::format("{}:{}", address.to_string(), endpoint.port());
+}
+
+// A number larger than any incarnation this node ID used before: the wall clock in ms.
+std::uint64_t wall_clock_incarnation(std::uint64_t after) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    return std::max<std::uint64_t>(after + 1, static_cast<std::uint64_t>(now));
+}
+
+const char* phase_name(ticket::RoomState state) {
+    switch (state) {
+        case ticket::RoomState::searching: return "searching";
+        case ticket::RoomState::waiting: return "waiting";
+        case ticket::RoomState::completed: return "completed";
+        case ticket::RoomState::backfill: return "backfill";
+    }
+    return "?";
+}
+
+}  // namespace
+
+Node::Node(const config::Config& config, std::shared_ptr<spdlog::logger> log)
+    : config_(config),
+      log_(std::move(log)),
+      scheduler_(context_),
+      transport_(context_, tcp_options(config), log_),
+      signals_(context_, SIGTERM, SIGINT, SIGUSR1) {}
+
+Node::~Node() {
+    scheduler_.clear();
+    clients_.reset();
+    tickets_.reset();
+    matching_.reset();
+    transport_.stop();
+}
+
+std::expected<std::unique_ptr<Node>, std::string> Node::create(const config::Config& config,
+                                                               std::shared_ptr<spdlog::logger> log) {
+    std::unique_ptr<Node> node(new Node(config, std::move(log)));
+    if (auto started = node->start(config); !started) {
+        return std::unexpected(started.error());
+    }
+    return node;
+}
+
+std::expected<void, std::string> Node::start(const config::Config& config) {
+    auto mesh_endpoint = transport_.listen();
+    if (!mesh_endpoint) {
+        return std::unexpected(mesh_endpoint.error());
+    }
+    mesh_address_ = address_text(*mesh_endpoint);
+    const std::string advertise =
+        config.node.mesh_advertise.empty() ? mesh_address_ : config.node.mesh_advertise;
+    if (!config.node.admin_listen.empty()) {
+        auto metrics = Metrics::create(config.node.admin_listen);
+        if (!metrics) {
+            return std::unexpected(metrics.error());
+        }
+        metrics_ = std::move(*metrics);
+    }
+
+    mesh::MeshOptions mesh_options;
+    mesh_options.membership.heartbeat_interval = Duration(config.cluster.heartbeat_interval_ms);
+    mesh_options.membership.dead_after = Duration(config.cluster.dead_after_ms);
+    mesh_options.limits = tcp_options(config).limits;
+    mesh_options.on_warning = [log = log_](const std::string& text) { log->warn("mesh: {}", text); };
+    if (metrics_) {
+        mesh_options.on_round_trip = [metrics = metrics_.get()](std::chrono::nanoseconds took) {
+            metrics->observe_mesh_round_trip(std::chrono::duration<double>(took).count());
+        };
+    }
+    const mesh::MemberInfo self{NodeId(config.node.id), advertise, config.node.node_type,
+                                wall_clock_incarnation(0)};
+    core_ = std::make_unique<mesh::MeshCore>(
+        self, mesh_options, scheduler_, transport_,
+        [this] { return wall_clock_incarnation(core_->self().incarnation); });
+    core_->on_membership([this](const mesh::MembershipEvent& event) { log_membership(event); });
+
+    matching::ServiceOptions matching_options;
+    matching_options.target_node_type = config.matching.target_node_type;
+    matching_options.distribution_rate = config.matching.distribution_rate;
+    matching_options.search_timeout = Duration(config.cluster.request_timeout_ms);
+    matching_options.on_warning = [log = log_](const std::string& text) { log->warn("matching: {}", text); };
+    matching_ = std::make_unique<matching::MatchingService>(*core_, scheduler_, matching_options);
+    for (const auto& [profile_id, widths] : config.matching.profiles) {
+        if (auto defined = matching_->profiles().define(profile_id, widths); !defined) {
+            return std::unexpected(
+                fmt::format("matching.profiles.{}: {}", profile_id, defined.error().message));
+        }
+    }
+
+    ticket::TicketServiceOptions ticket_options;
+    ticket_options.limits.ticket_duration_min = std::chrono::seconds(config.limits.ticket_duration_min_seconds);
+    ticket_options.join_timeout = Duration(config.cluster.request_timeout_ms);
+    ticket_options.courier.attempt_timeout = Duration(config.cluster.request_timeout_ms);
+    ticket_options.on_superseded = [this](const UserId& user) {
+        if (auto session = sessions_[user].lock()) {
+            clients_->close_session(session, "the user connected to another node");
+        }
+        sessions_.erase(user);
+    };
+    tickets_ = std::make_unique<ticket::TicketService>(*core_, scheduler_, *matching_, *this, ticket_options);
+    ticket_types_ = std::make_unique<ConfiguredTicketTypes>(config.ticket_types, matching_->profiles(),
+                                                            scheduler_, config.limits.range_values_max);
+    ticket_types_->install(*tickets_);
+
+    ClientServerOptions client_options;
+    client_options.listen = config.node.client_listen;
+    client_options.frame_bytes_max = config.limits.max_client_frame_bytes;
+    client_options.connections_max = config.limits.max_client_connections;
+    client_options.commands_per_second = config.limits.commands_per_second;
+    clients_ = std::make_unique<ClientServer>(context_, client_options, *this, log_);
+    auto client_endpoint = clients_->listen();
+    if (!client_endpoint) {
+        return std::unexpected(client_endpoint.error());
+    }
+    client_address_ = address_text(*client_endpoint);
+    if (config.cluster.token_secret.empty()) {
+        log_->warn("node: no cluster.tokenSecret: clients are not authenticated (any user ID is accepted)");
+    }
+
+    core_->start();
+    transport_.start(*core_, config.cluster.seeds);
+    clients_->start();
+    wait_for_signal();
+    every_second();
+    return {};
+}
+
+int Node::run() {
+    context_.run();
+    return 0;
+}
+
+void Node::post(std::function<void()> task) { asio::post(context_, std::move(task)); }
+
+void Node::on_push(std::function<void(const UserId&, const ticket::PushMessage&)> observer) {
+    push_observers_.push_back(std::move(observer));
+}
+
+void Node::wait_for_signal() {
+    signals_.async_wait([this](const std::error_code& error, int signal) {
+        if (error) {
+            return;
+        }
+        if (signal == SIGUSR1) {
+            dump_text(std::cout);
+            std::cout.flush();
+            wait_for_signal();
+            return;
+        }
+        log_->info("node: signal {} received: draining", signal);
+        shutdown();
+    });
+}
+
+void Node::shutdown() {
+    if (draining_) {
+        return;
+    }
+    draining_ = true;
+    // New tickets are refused from now on; live ones end with 222 to all their members.
+    const std::size_t canceled = tickets_->cancel_all_tickets();
+    log_->info("node: canceled {} live tickets; leaving the cluster", canceled);
+    finish_shutdown(scheduler_.now() + drain_limit_);
+}
+
+void Node::finish_shutdown(Time deadline) {
+    // Wait for the cancel pushes to be acknowledged, then for the mesh's queues to empty.
+    const bool delivered = tickets_->courier().pending() == 0;
+    if (!delivered && scheduler_.now() < deadline) {
+        scheduler_.run_after(Duration(10), [this, deadline] { finish_shutdown(deadline); });
+        return;
+    }
+    if (!core_->membership().self().id.empty() && clients_) {
+        clients_->stop();
+        core_->leave();
+    }
+    auto leave = [this](auto self, Time until) -> void {
+        if (!transport_.drained() && scheduler_.now() < until) {
+            scheduler_.run_after(Duration(10), [self, until] { self(self, until); });
+            return;
+        }
+        signals_.cancel();
+        transport_.stop();
+        scheduler_.clear();
+        context_.stop();
+    };
+    leave(leave, scheduler_.now() + Duration(1000));
+}
+
+void Node::log_membership(const mesh::MembershipEvent& event) {
+    const auto& member = event.member;
+    switch (event.kind) {
+        case mesh::MembershipEvent::Kind::joined:
+            log_->info("mesh: {} joined ({}, type {}, incarnation {})", member.id.str(), member.address,
+                       member.node_type, member.incarnation);
+            break;
+        case mesh::MembershipEvent::Kind::died:
+            log_->warn("mesh: {} declared dead (incarnation {})", member.id.str(), member.incarnation);
+            break;
+        case mesh::MembershipEvent::Kind::left: log_->info("mesh: {} left the cluster", member.id.str()); break;
+        case mesh::MembershipEvent::Kind::self_reset:
+            log_->warn("mesh: this node was declared dead by a peer; rejoining as incarnation {}",
+                       member.incarnation);
+            break;
+    }
+}
+
+MetricsSnapshot Node::snapshot() const {
+    MetricsSnapshot snapshot;
+    const auto& counters = tickets_->counters();
+    snapshot.tickets_started = counters.started;
+    snapshot.tickets_completed = counters.completed;
+    snapshot.tickets_timed_out = counters.timed_out;
+    snapshot.tickets_canceled = counters.canceled;
+    snapshot.searches = counters.searches;
+    snapshot.joins_accepted = counters.joins_accepted;
+    snapshot.joins_refused = counters.joins_refused;
+    snapshot.tickets_searching = tickets_->ticket_count(ticket::TicketPhase::searching);
+    snapshot.tickets_waiting = tickets_->ticket_count(ticket::TicketPhase::waiting);
+    snapshot.store_items = matching_->local_items().size();
+    snapshot.members_alive = core_->live_members().size();
+    snapshot.sessions = clients_->connection_count();
+    for (const auto& [reason, count] : transport_.counters().rejected_by_reason) {
+        snapshot.frames_rejected["mesh: " + reason] = count;
+    }
+    snapshot.frames_rejected["client"] = clients_->counters().frames_rejected;
+    return snapshot;
+}
+
+void Node::every_second() {
+    const MetricsSnapshot now = snapshot();
+    if (metrics_) {
+        metrics_->update(now);
+    }
+    log_->info("summary: tickets started {} completed {} timed out {} canceled {}; searching {} "
+               "waiting {}; sessions {}; items {}; members {}",
+               now.tickets_started - last_summary_.tickets_started,
+               now.tickets_completed - last_summary_.tickets_completed,
+               now.tickets_timed_out - last_summary_.tickets_timed_out,
+               now.tickets_canceled - last_summary_.tickets_canceled, now.tickets_searching,
+               now.tickets_waiting, now.sessions, now.store_items, now.members_alive);
+    last_summary_ = now;
+    second_timer_ = scheduler_.run_after(Duration(1000), [this] { every_second(); });
+}
+
+void Node::push(const UserId& user, const ticket::PushMessage& message) {
+    if (ticket::is_terminal(message.kind)) {
+        log_->debug("ticket: user {} ticket {} ended: {} in room {}", user.str(), message.ticket_id.str(),
+                    message.cmd, message.room_id);
+        ticket_types_->forget(user, message.ticket_type);
+        auto started = ticket_starts_.find({user, message.ticket_type});
+        if (started != ticket_starts_.end()) {
+            if (message.kind == ticket::PushKind::success && metrics_) {
+                metrics_->observe_time_to_match(
+                    std::chrono::duration<double>(scheduler_.now() - started->second).count());
+            }
+            ticket_starts_.erase(started);
+        }
+    }
+    for (const auto& observer : push_observers_) {
+        observer(user, message);
+    }
+    auto session = sessions_.find(user);
+    if (session != sessions_.end()) {
+        if (auto live = session->second.lock()) {
+            clients_->push(live, message);
+        }
+    }
+}
+
+void Node::dump_text(std::ostream& out) {
+    const auto members = core_->live_members();
+    out << fmt::format("=== matchmesh node {} (incarnation {}) ===\n", core_->self().id.str(),
+                       core_->self().incarnation);
+    out << fmt::format("members ({}):\n", members.size());
+    for (const mesh::MemberInfo& member : members) {
+        out << fmt::format("  {} {} {} {}\n", member.id.str(), member.address, member.node_type,
+                           member.incarnation);
+    }
+    out << fmt::format("rooms ({}), tickets in progress {}, users connected {}:\n",
+                       tickets_->room_count(), tickets_->ticket_count(), tickets_->user_count());
+    for (const auto& [id, room] : tickets_->rooms()) {
+        std::string names;
+        for (const auto& member : room.members) {
+            names += (names.empty() ? "" : ",") + member.user.id.str();
+        }
+        out << fmt::format("  {} type {} {} {}/{} [{}]\n", id, room.type, phase_name(room.state),
+                           room.members.size(), room.max_members, names);
+    }
+    out << fmt::format("items ({}):\n", matching_->local_items().size());
+    matching::dump_text(matching_->local_items(), scheduler_.now(), out);
+    out << "=== end ===\n";
+}
+
+nlohmann::json Node::dump_json() {
+    auto members = nlohmann::json::array();
+    for (const mesh::MemberInfo& member : core_->live_members()) {
+        members.push_back({{"id", member.id.str()},
+                           {"address", member.address},
+                           {"node_type", member.node_type},
+                           {"incarnation", member.incarnation}});
+    }
+    auto rooms = nlohmann::json::array();
+    for (const auto& [id, room] : tickets_->rooms()) {
+        auto room_members = nlohmann::json::array();
+        for (const auto& member : room.members) {
+            room_members.push_back({{"user", member.user.id.str()},
+                                    {"home", member.user.home.str()},
+                                    {"ticket", member.ticket_id.str()}});
+        }
+        rooms.push_back({{"id", id},
+                         {"type", room.type},
+                         {"state", phase_name(room.state)},
+                         {"owner", room.owner.str()},
+                         {"max_members", room.max_members},
+                         {"members", std::move(room_members)}});
+    }
+    return {{"node", core_->self().id.str()},
+            {"members", std::move(members)},
+            {"tickets", {{"in_progress", tickets_->ticket_count()},
+                         {"searching", tickets_->ticket_count(ticket::TicketPhase::searching)},
+                         {"waiting", tickets_->ticket_count(ticket::TicketPhase::waiting)},
+                         {"users", tickets_->user_count()}}},
+            {"rooms", std::move(rooms)},
+            {"store", matching::dump_json(matching_->local_items(), scheduler_.now())}};
+}
+
+void Node::session_closed(const std::shared_ptr<Session>& session) {
+    if (!session->user) {
+        return;
+    }
+    auto found = sessions_.find(*session->user);
+    if (found != sessions_.end() && found->second.lock() == session) {
+        sessions_.erase(found);
+        tickets_->disconnect_user(*session->user);
+        ticket_types_->forget(*session->user);
+        std::erase_if(ticket_starts_, [&](const auto& entry) { return entry.first.first == *session->user; });
+        log_->debug("session: user {} disconnected", session->user->str());
+    }
+}
+
+}  // namespace matchmesh::node

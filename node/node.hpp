@@ -1,0 +1,111 @@
+#pragma once
+// Node: one matchmesh process — the mesh (TCP, authenticated), the distributed store, tickets,
+// the client port and the admin port, all on one io_context thread, wired from a validated
+// config. It is also the embedding API's node (see include/matchmesh/matchmesh.hpp): game logic
+// registers callbacks and calls operations on the loop thread, or posts to it.
+//
+// Life cycle: create() binds every port (or says why it cannot); run() serves until SIGTERM or
+// SIGINT (or shutdown()), then drains: refuses new tickets, cancels live ones (222 to their
+// members), lets the pushes go out, leaves the cluster, and returns 0. SIGUSR1 prints a text dump
+// of the store, tickets, rooms and members to stdout without disturbing service.
+
+#include <expected>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
+#include <nlohmann/json_fwd.hpp>
+#include <spdlog/logger.h>
+
+#include "config/config.hpp"
+#include "matching/service.hpp"
+#include "mesh/asio/asio_scheduler.hpp"
+#include "mesh/asio/tcp_transport.hpp"
+#include "mesh/mesh_core.hpp"
+#include "node/client_server.hpp"
+#include "node/metrics.hpp"
+#include "node/ticket_types.hpp"
+#include "ticket/service.hpp"
+
+namespace matchmesh::node {
+
+class Node final : public ClientHandler, public ticket::PushSink {
+public:
+    [[nodiscard]] static std::expected<std::unique_ptr<Node>, std::string> create(
+        const config::Config& config, std::shared_ptr<spdlog::logger> log);
+    ~Node() override;
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+
+    // Serves until a stop signal or shutdown(), drains, and returns the process exit code.
+    int run();
+    // Starts the drain described above; safe from the loop thread (post() it from others).
+    void shutdown();
+    // Runs `task` on the loop thread; safe from any thread.
+    void post(std::function<void()> task);
+
+    // The embedding API's handles; use them on the loop thread only.
+    [[nodiscard]] ticket::TicketService& tickets() { return *tickets_; }
+    [[nodiscard]] matching::MatchingService& store() { return *matching_; }
+    [[nodiscard]] mesh::Network& network() { return *core_; }
+    [[nodiscard]] mesh::Scheduler& scheduler() { return scheduler_; }
+    // Hears every push this node delivers to a user connected here (client sessions included).
+    void on_push(std::function<void(const UserId&, const ticket::PushMessage&)> observer);
+
+    [[nodiscard]] const std::string& mesh_address() const { return mesh_address_; }
+    [[nodiscard]] const std::string& client_address() const { return client_address_; }
+    [[nodiscard]] std::string admin_address() const { return metrics_ ? metrics_->address() : ""; }
+    void dump_text(std::ostream& out);
+    [[nodiscard]] nlohmann::json dump_json();
+
+    // ClientHandler
+    void handle(const std::shared_ptr<Session>& session, ClientRequest request, Reply reply) override;
+    void session_closed(const std::shared_ptr<Session>& session) override;
+    // PushSink
+    void push(const UserId& user, const ticket::PushMessage& message) override;
+
+private:
+    Node(const config::Config& config, std::shared_ptr<spdlog::logger> log);
+    [[nodiscard]] std::expected<void, std::string> start(const config::Config& config);
+    void wait_for_signal();
+    void finish_shutdown(Time deadline);
+    void log_membership(const mesh::MembershipEvent& event);
+    void every_second();
+    [[nodiscard]] MetricsSnapshot snapshot() const;
+
+    // commands.cpp
+    void handle_store(const std::shared_ptr<Session>& session, ClientRequest& request, Reply& reply);
+    void handle_hello(const std::shared_ptr<Session>& session, HelloCommand& hello, std::uint64_t id,
+                      ClientReply& answer);
+    void handle_ticket(const UserId& user, ClientRequest& request, Reply& reply);
+    void start_ticket(const UserId& user, StartTicketCommand& command, std::uint64_t id, Reply& reply);
+
+    config::Config config_;
+    std::shared_ptr<spdlog::logger> log_;
+    asio::io_context context_;
+    mesh::AsioScheduler scheduler_;
+    mesh::TcpTransport transport_;
+    std::unique_ptr<mesh::MeshCore> core_;
+    std::unique_ptr<matching::MatchingService> matching_;
+    std::unique_ptr<ticket::TicketService> tickets_;
+    std::unique_ptr<ConfiguredTicketTypes> ticket_types_;
+    std::unique_ptr<ClientServer> clients_;
+    std::unique_ptr<Metrics> metrics_;
+    asio::signal_set signals_;
+    std::unordered_map<UserId, std::weak_ptr<Session>> sessions_;  // by the user they speak for
+    std::map<std::pair<UserId, ticket::TicketType>, Time> ticket_starts_;  // for time to match
+    std::vector<std::function<void(const UserId&, const ticket::PushMessage&)>> push_observers_;
+    std::string mesh_address_;
+    std::string client_address_;
+    mesh::TimerId second_timer_ = 0;
+    MetricsSnapshot last_summary_;
+    bool draining_ = false;
+    Duration drain_limit_{3000};
+};
+
+}  // namespace matchmesh::node

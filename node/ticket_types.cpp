@@ -1,0 +1,175 @@
+#include "node/ticket_types.hpp"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace matchmesh::node {
+namespace {
+
+std::optional<std::int64_t> integer_of(const matching::ValueMap& data, const std::string& name) {
+    auto found = data.find(name);
+    if (found == data.end() || !std::holds_alternative<std::int64_t>(found->second)) {
+        return std::nullopt;
+    }
+    return std::get<std::int64_t>(found->second);
+}
+
+}  // namespace
+
+ConfiguredTicketTypes::ConfiguredTicketTypes(const std::map<int, config::TicketTypeConfig>& types,
+                                             const matching::ProfileRegistry& profiles,
+                                             mesh::Scheduler& scheduler,
+                                             std::size_t range_values_max)
+    : types_(types), profiles_(profiles), scheduler_(scheduler), range_values_max_(range_values_max) {}
+
+const config::TicketTypeConfig* ConfiguredTicketTypes::find(ticket::TicketType type) const {
+    auto found = types_.find(type);
+    return found == types_.end() ? nullptr : &found->second;
+}
+
+std::expected<void, std::string> ConfiguredTicketTypes::check_values(
+    ticket::TicketType type, const matching::Properties& values) const {
+    const config::TicketTypeConfig* config = find(type);
+    if (config == nullptr) {
+        return std::unexpected(fmt::format("ticket type {} is not configured", type));
+    }
+    for (const auto& [property, rule] : config->properties) {
+        if (!values.contains(rule.value)) {
+            return std::unexpected(
+                fmt::format("ticket type {} ({}) needs the player's value '{}'", type, config->name, rule.value));
+        }
+    }
+    if (config->allow_match && !values.contains(config->allow_match->first)) {
+        return std::unexpected(fmt::format("ticket type {} ({}) needs the player's value '{}'", type,
+                                           config->name, config->allow_match->first));
+    }
+    return {};
+}
+
+void ConfiguredTicketTypes::set_application_data(const UserId& user, ticket::TicketType type,
+                                                 ticket::Bytes data) {
+    if (data.empty()) {
+        application_data_.erase({user, type});
+    } else {
+        application_data_[{user, type}] = std::move(data);
+    }
+}
+
+void ConfiguredTicketTypes::forget(const UserId& user, ticket::TicketType type) {
+    application_data_.erase({user, type});
+    started_at_.erase({user, type});
+}
+
+void ConfiguredTicketTypes::forget(const UserId& user) {
+    for (const auto& [number, type] : types_) {
+        forget(user, static_cast<ticket::TicketType>(number));
+    }
+}
+
+std::int64_t ConfiguredTicketTypes::spread(int amount) {
+    return amount <= 0 ? 0 : std::uniform_int_distribution<std::int64_t>(-amount, amount)(random_);
+}
+
+ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeConfig& type,
+                                                       const ticket::User& owner) {
+    ticket::TicketParams params;
+    params.profile_ids = type.profiles;
+    params.tags = type.tags;
+    const matching::Profile* profile = profiles_.find(type.profiles.front());
+    for (const auto& [property, rule] : type.properties) {
+        const std::int64_t value = integer_of(owner.data, rule.value).value_or(0);
+        params.add_properties[property] = value;
+        std::int64_t width = 1;
+        if (profile != nullptr) {
+            for (const auto& defined : profile->properties) {
+                if (defined.name == property) {
+                    width = defined.width;
+                }
+            }
+        }
+        // value, value - w, value + w, value - 2w, ...: the nearest buckets first.
+        auto& search = params.search_properties[property];
+        search.push_back(value);
+        for (std::int64_t offset = width; offset <= rule.search_spread && search.size() + 2 <= range_values_max_;
+             offset += width) {
+            search.push_back(value - offset);
+            search.push_back(value + offset);
+        }
+    }
+    params.max_members = static_cast<std::uint8_t>(type.max_members);
+    params.ticket_duration = std::chrono::seconds(
+        std::max<std::int64_t>(1, type.ticket_duration_seconds + spread(type.randomize_ticket_duration_seconds)));
+    params.search_interval = std::chrono::milliseconds(
+        std::max<std::int64_t>(10, type.search_interval_ms + spread(type.randomize_search_interval_ms)));
+    params.search_tries = static_cast<std::uint8_t>(
+        std::clamp<std::int64_t>(type.search_tries + spread(type.randomize_search_tries), 0, 255));
+    params.empty_searches = static_cast<std::uint8_t>(type.empty_searches);
+    params.how_many = static_cast<std::uint8_t>(type.how_many);
+    params.timeout_extension_on_match_join = std::chrono::seconds(type.timeout_extension_seconds);
+    if (auto data = application_data_.find({owner.id, static_cast<ticket::TicketType>(type.type)});
+        data != application_data_.end()) {
+        params.application_data = data->second;
+    }
+    return params;
+}
+
+ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeConfig& type,
+                                                       ticket::TicketService& tickets) {
+    ticket::Callbacks callbacks;
+    const auto ticket_type = static_cast<ticket::TicketType>(type.type);
+    callbacks.on_issue_ticket = [this, type, ticket_type, &tickets](const ticket::User& owner) {
+        started_at_[{owner.id, ticket_type}] = scheduler_.now();
+        if (type.complete_when) {
+            // If nobody else joins after the wait, complete with whoever is there.
+            const UserId owner_id = owner.id;
+            const auto [min_members, after] = *type.complete_when;
+            scheduler_.run_after(std::chrono::seconds(after), [&tickets, owner_id, ticket_type, min_members] {
+                auto members = tickets.get_ticket_member_ids(ticket_type, owner_id);
+                if (tickets.has_ticket(ticket_type, owner_id) && members &&
+                    members->size() >= static_cast<std::size_t>(min_members)) {
+                    (void)tickets.mark_ticket_as_complete(ticket_type, owner_id);
+                }
+            });
+        }
+        auto params = params_for(type, owner);
+        application_data_.erase({owner.id, ticket_type});  // it travels with this ticket only
+        return std::optional(std::move(params));
+    };
+    if (type.allow_match) {
+        const auto [value, max_difference] = *type.allow_match;
+        callbacks.allow_match_if = [value, max_difference](const ticket::TicketProperties&,
+                                                           const ticket::User* owner,
+                                                           const ticket::User* candidate) {
+            if (owner == nullptr || candidate == nullptr) {
+                return false;
+            }
+            auto a = integer_of(owner->data, value);
+            auto b = integer_of(candidate->data, value);
+            return a && b && std::llabs(*a - *b) <= max_difference;
+        };
+    }
+    if (type.complete_when) {
+        const auto [min_members, after] = *type.complete_when;
+        callbacks.on_ticket_match = [this, ticket_type, min_members, after](
+                                        const ticket::TicketView&, const ticket::User*,
+                                        const ticket::User* owner, const std::string&,
+                                        const std::vector<UserId>& members) {
+            if (owner == nullptr || members.size() < static_cast<std::size_t>(min_members)) {
+                return false;
+            }
+            auto started = started_at_.find({owner->id, ticket_type});
+            return started != started_at_.end() &&
+                   scheduler_.now() - started->second >= std::chrono::seconds(after);
+        };
+    }
+    return callbacks;
+}
+
+void ConfiguredTicketTypes::install(ticket::TicketService& tickets) {
+    for (const auto& [number, type] : types_) {
+        tickets.set_callbacks(static_cast<ticket::TicketType>(number), callbacks_for(type, tickets));
+    }
+}
+
+}  // namespace matchmesh::node

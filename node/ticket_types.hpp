@@ -1,0 +1,60 @@
+#pragma once
+// The stock node's ticket types: each `ticketTypes` entry of the config becomes the callbacks of
+// one ticket type, with built-in policies:
+// - the player's values (sent with its start command) fill the add properties, and the search
+//   properties with value +- searchSpread, one bucket width apart, nearest first;
+// - allowMatch: a match only if the two players' values differ by at most maxDifference;
+// - completeWhen: complete with at least minMembers once the ticket has waited afterSeconds (and
+//   always when full);
+// - randomize: each ticket's interval, tries and duration spread by up to +- the given amounts.
+//
+// Owned by the node; lives on its loop thread.
+
+#include <map>
+#include <random>
+
+#include "config/config.hpp"
+#include "matching/profile.hpp"
+#include "mesh/scheduler.hpp"
+#include "ticket/service.hpp"
+
+namespace matchmesh::node {
+
+class ConfiguredTicketTypes {
+public:
+    ConfiguredTicketTypes(const std::map<int, config::TicketTypeConfig>& types,
+                          const matching::ProfileRegistry& profiles, mesh::Scheduler& scheduler,
+                          std::size_t range_values_max);
+
+    // Registers every configured type's callbacks with the ticket service.
+    void install(ticket::TicketService& tickets);
+
+    [[nodiscard]] const config::TicketTypeConfig* find(ticket::TicketType type) const;
+    // Checks a start command's values against the type's rules; the message names what is missing.
+    [[nodiscard]] std::expected<void, std::string> check_values(ticket::TicketType type,
+                                                                const matching::Properties& values) const;
+    // The application data the next ticket of this user carries.
+    void set_application_data(const UserId& user, ticket::TicketType type, ticket::Bytes data);
+    // Drops what is kept for a user's ticket of a type (it ended), or for all its types (it left).
+    void forget(const UserId& user, ticket::TicketType type);
+    void forget(const UserId& user);
+
+    // The parameters a player with these values gets (exposed for tests).
+    [[nodiscard]] ticket::TicketParams params_for(const config::TicketTypeConfig& type,
+                                                  const ticket::User& owner);
+
+private:
+    ticket::Callbacks callbacks_for(const config::TicketTypeConfig& type,
+                                    ticket::TicketService& tickets);
+    [[nodiscard]] std::int64_t spread(int amount);
+
+    std::map<int, config::TicketTypeConfig> types_;
+    const matching::ProfileRegistry& profiles_;
+    mesh::Scheduler& scheduler_;
+    std::size_t range_values_max_;
+    std::map<std::pair<UserId, ticket::TicketType>, ticket::Bytes> application_data_;
+    std::map<std::pair<UserId, ticket::TicketType>, Time> started_at_;
+    std::mt19937_64 random_{std::random_device{}()};
+};
+
+}  // namespace matchmesh::node

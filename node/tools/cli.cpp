@@ -1,0 +1,393 @@
+// matchmesh-cli: runs one command against a node's client port and prints the answer.
+//
+//   matchmesh-cli --node 127.0.0.1:7200 add RankMatch user-1 --prop rank=12 --value room=r1 --ttl 30
+//   matchmesh-cli --node 127.0.0.1:7200 search RankMatch --prop rank=12 --limit 10
+//   matchmesh-cli --node 127.0.0.1:7200 range RankMatch --prop rank=10,20,30 --tags eu,us
+//   matchmesh-cli --node 127.0.0.1:7200 remove RankMatch user-1
+//   matchmesh-cli --node 127.0.0.1:7200 members | dump
+//   matchmesh-cli --node 127.0.0.1:7200 --user alice start 1 --value rating=1500 --wait 30
+//   matchmesh-cli token --secret-file secret.txt --user alice --ttl 3600
+// Ticket commands speak for --user (with --token when the cluster checks tokens); a ticket lives
+// as long as the connection, so `start` waits (--wait seconds) and prints the pushes it gets.
+// Add --json for JSON output. Exit status: 0 ok, 1 the node refused, 2 usage, 3 connection.
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "matching/value.hpp"
+#include "node/blocking_client.hpp"
+#include "node/token.hpp"
+
+namespace {
+
+using namespace matchmesh;
+using namespace matchmesh::node;
+
+std::pair<std::string, std::string> split_assignment(const std::string& text) {
+    const auto equals = text.find('=');
+    if (equals == std::string::npos || equals == 0) {
+        throw CLI::ValidationError(fmt::format("'{}' is not name=value", text));
+    }
+    return {text.substr(0, equals), text.substr(equals + 1)};
+}
+
+std::int64_t to_integer(const std::string& text) {
+    std::int64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) {
+        throw CLI::ValidationError(fmt::format("'{}' is not an integer", text));
+    }
+    return value;
+}
+
+matching::Value to_value(const std::string& text) {
+    std::int64_t integer = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), integer);
+    if (error == std::errc() && end == text.data() + text.size()) {
+        return integer;
+    }
+    if (text == "true" || text == "false") {
+        return text == "true";
+    }
+    char* parsed_end = nullptr;
+    const double number = std::strtod(text.c_str(), &parsed_end);
+    if (!text.empty() && parsed_end == text.c_str() + text.size()) {
+        return number;
+    }
+    return text;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> parts;
+    std::stringstream stream(text);
+    std::string part;
+    while (std::getline(stream, part, ',')) {
+        parts.push_back(part);
+    }
+    return parts;
+}
+
+const char* kind_name(ticket::PushKind kind) {
+    switch (kind) {
+        case ticket::PushKind::success: return "matched";
+        case ticket::PushKind::timeout: return "timed_out";
+        case ticket::PushKind::cancel: return "canceled";
+        case ticket::PushKind::broadcast: return "broadcast";
+        case ticket::PushKind::announce: return "announce";
+        case ticket::PushKind::failure: return "failure";
+    }
+    return "?";
+}
+
+nlohmann::json push_json(const ticket::PushMessage& push) {
+    return {{"push", kind_name(push.kind)},
+            {"cmd", push.cmd},
+            {"ticket_type", push.ticket_type},
+            {"ticket", push.ticket_id.str()},
+            {"room", push.room_id},
+            {"payload", std::string(reinterpret_cast<const char*>(push.payload.data()), push.payload.size())}};
+}
+
+nlohmann::json to_json(const ClientReply& reply) {
+    return std::visit(
+        [](const auto& body) -> nlohmann::json {
+            using T = std::decay_t<decltype(body)>;
+            if constexpr (std::is_same_v<T, std::monostate>) {
+                return {{"ok", true}};
+            } else if constexpr (std::is_same_v<T, ReplyError>) {
+                return {{"error", {{"category", body.category}, {"message", body.message}}}};
+            } else if constexpr (std::is_same_v<T, matching::SearchOutcome>) {
+                auto items = nlohmann::json::array();
+                for (const auto& item : body.items) {
+                    items.push_back({{"profile", item.profile_id},
+                                     {"id", item.unique_id},
+                                     {"value", matching::value_to_json(item.value)},
+                                     {"ttl_s", item.ttl.count()},
+                                     {"remaining_ms", item.remaining.count()},
+                                     {"origin", item.origin}});
+                }
+                return {{"items", items}, {"keys_unanswered", body.keys_unanswered}};
+            } else if constexpr (std::is_same_v<T, std::vector<mesh::MemberInfo>>) {
+                auto members = nlohmann::json::array();
+                for (const auto& member : body) {
+                    members.push_back({{"id", member.id.str()},
+                                       {"address", member.address},
+                                       {"node_type", member.node_type},
+                                       {"incarnation", member.incarnation}});
+                }
+                return {{"members", members}};
+            } else if constexpr (std::is_same_v<T, matching::ValueMap>) {
+                return {{"properties", matching::value_to_json(body)}};
+            } else if constexpr (std::is_same_v<T, std::vector<UserId>>) {
+                auto ids = nlohmann::json::array();
+                for (const auto& id : body) {
+                    ids.push_back(id.str());
+                }
+                return {{"members", ids}};
+            } else {
+                const auto parsed = nlohmann::json::parse(body);
+                return parsed;
+            }
+        },
+        reply.body);
+}
+
+void print_text(const ClientReply& reply) {
+    std::visit(
+        [](const auto& body) {
+            using T = std::decay_t<decltype(body)>;
+            if constexpr (std::is_same_v<T, std::monostate>) {
+                std::printf("ok\n");
+            } else if constexpr (std::is_same_v<T, ReplyError>) {
+                std::printf("error %s: %s\n", body.category.c_str(), body.message.c_str());
+            } else if constexpr (std::is_same_v<T, matching::SearchOutcome>) {
+                for (const auto& item : body.items) {
+                    std::printf(
+                        "%s %s %s ttl=%llds remaining=%lldms origin=%s\n", item.profile_id.c_str(),
+                        item.unique_id.c_str(), matching::value_to_text(item.value).c_str(),
+                        static_cast<long long>(item.ttl.count()),
+                        static_cast<long long>(item.remaining.count()), item.origin.c_str());
+                }
+                std::printf("%zu items", body.items.size());
+                if (body.keys_unanswered > 0) {
+                    std::printf(" (%zu keys unanswered: results may be incomplete)",
+                                body.keys_unanswered);
+                }
+                std::printf("\n");
+            } else if constexpr (std::is_same_v<T, std::vector<mesh::MemberInfo>>) {
+                for (const auto& member : body) {
+                    std::printf("%s %s %s %llu\n", member.id.str().c_str(), member.address.c_str(),
+                                member.node_type.c_str(),
+                                static_cast<unsigned long long>(member.incarnation));
+                }
+            } else if constexpr (std::is_same_v<T, matching::ValueMap>) {
+                std::printf("%s\n", matching::value_to_text(body).c_str());
+            } else if constexpr (std::is_same_v<T, std::vector<UserId>>) {
+                for (const auto& id : body) {
+                    std::printf("%s\n", id.str().c_str());
+                }
+            } else {
+                const auto parsed = nlohmann::json::parse(body);
+                std::printf("%s\n", parsed.dump(2).c_str());
+            }
+        },
+        reply.body);
+}
+
+int print_reply(const ClientReply& reply, bool json) {
+    if (json) {
+        std::printf("%s\n", to_json(reply).dump(2).c_str());
+    } else {
+        print_text(reply);
+    }
+    std::fflush(stdout);
+    return std::holds_alternative<ReplyError>(reply.body) ? 1 : 0;
+}
+
+void print_push(const ticket::PushMessage& push, bool json) {
+    if (json) {
+        std::printf("%s\n", push_json(push).dump().c_str());
+    } else {
+        std::printf("push %u %s type %u ticket %s room %s%s%.*s\n", push.cmd, kind_name(push.kind),
+                    push.ticket_type, push.ticket_id.str().c_str(), push.room_id.c_str(),
+                    push.payload.empty() ? "" : ": ", static_cast<int>(push.payload.size()),
+                    reinterpret_cast<const char*>(push.payload.data()));
+    }
+    std::fflush(stdout);
+}
+
+// After a ticket started: prints pushes until the ticket ends or `seconds` pass.
+int wait_for_end(BlockingClient& client, int seconds, bool json) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+        auto push = client.next_push(std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now()));
+        if (!push) {
+            std::fprintf(stderr, "matchmesh-cli: %s\n", push.error().c_str());
+            return 3;
+        }
+        print_push(*push, json);
+        if (ticket::is_terminal(push->kind)) {
+            return push->kind == ticket::PushKind::success ? 0 : 1;
+        }
+    }
+    return 1;
+}
+
+std::string read_secret(const std::string& path) {
+    std::ifstream file(path);
+    std::string secret;
+    std::getline(file, secret);
+    if (!file && secret.empty()) {
+        throw CLI::ValidationError(fmt::format("cannot read the token secret from {}", path));
+    }
+    return secret;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"matchmesh-cli: commands against a matchmesh node"};
+    app.require_subcommand(1);
+    app.fallthrough();  // --node, --user, --token and --json may also follow the subcommand
+    std::string node_address = "127.0.0.1:7200";
+    bool json = false;
+    std::string user;
+    std::string token;
+    app.add_option("--node", node_address, "the node's client port, host:port");
+    app.add_flag("--json", json, "print JSON");
+    app.add_option("--user", user, "say hello as this user first (ticket commands need it)");
+    app.add_option("--token", token, "the user's token, when the cluster checks them");
+
+    std::string profile;
+    std::string unique_id;
+    std::string tag;
+    std::vector<std::string> props;
+    std::vector<std::string> values;
+    std::vector<std::string> ids;
+    std::string tags = "";
+    int ttl = 30;
+    std::size_t limit = 20;
+    int ticket_type = 0;
+    int wait_seconds = 60;
+    std::string party;
+    std::string secret_file;
+    auto* add = app.add_subcommand("add", "add or refresh a search item");
+    add->add_option("profile", profile, "profile ID")->required();
+    add->add_option("id", unique_id, "unique ID")->required();
+    add->add_option("--tag", tag, "tag");
+    add->add_option("--prop", props, "property, name=value (repeat)");
+    add->add_option("--value", values, "value entry, name=value (repeat)");
+    add->add_option("--ttl", ttl, "seconds, 1..60");
+    auto* search = app.add_subcommand("search", "exact search");
+    search->add_option("profiles", profile, "profile IDs, comma-separated")->required();
+    search->add_option("--tag", tag, "tag");
+    search->add_option("--prop", props, "property, name=value (repeat)");
+    search->add_option("--limit", limit, "at most this many results");
+    auto* range = app.add_subcommand("range", "range search (with tags)");
+    range->add_option("profiles", profile, "profile IDs, comma-separated")->required();
+    range->add_option("--tags", tags, "tags, comma-separated (none: the empty tag)");
+    range->add_option("--prop", props, "property, name=v1,v2,... (repeat)");
+    range->add_option("--limit", limit, "at most this many results");
+    auto* remove = app.add_subcommand("remove", "remove items by unique ID");
+    remove->add_option("profile", profile, "profile ID")->required();
+    remove->add_option("ids", ids, "unique IDs")->required();
+    auto* members = app.add_subcommand("members", "live members as the node sees them");
+    auto* dump = app.add_subcommand("dump", "the node's items, tickets, rooms and members (JSON)");
+    auto* start = app.add_subcommand("start", "start a ticket for --user and print its pushes");
+    start->add_option("type", ticket_type, "ticket type")->required();
+    start->add_option("--value", values, "the player's value, name=integer (repeat)");
+    start->add_option("--party", party, "other users in the party, comma-separated");
+    start->add_option("--wait", wait_seconds, "print pushes for at most this many seconds");
+    auto* token_command = app.add_subcommand("token", "print a token for --user (no node needed)");
+    token_command->add_option("--secret-file", secret_file, "file holding the cluster's tokenSecret")
+        ->required();
+    token_command->add_option("--ttl", ttl, "seconds the token is valid");
+
+    Command command;
+    try {
+        app.parse(argc, argv);
+        if (token_command->parsed()) {
+            if (user.empty()) {
+                throw CLI::ValidationError("token: --user is required");
+            }
+            const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                std::chrono::system_clock::now().time_since_epoch());
+            std::printf("%s\n", make_token(read_secret(secret_file), user,
+                                           static_cast<std::uint64_t>(now.count() + ttl))
+                                    .c_str());
+            return 0;
+        }
+        if (add->parsed()) {
+            AddCommand out{profile, unique_id, tag, {}, {}, std::chrono::seconds(ttl)};
+            for (const auto& prop : props) {
+                auto [name, text] = split_assignment(prop);
+                out.properties[name] = to_integer(text);
+            }
+            for (const auto& entry : values) {
+                auto [name, text] = split_assignment(entry);
+                out.value[name] = to_value(text);
+            }
+            command = std::move(out);
+        } else if (search->parsed()) {
+            SearchCommand out{split_list(profile), tag, {}, limit};
+            for (const auto& prop : props) {
+                auto [name, text] = split_assignment(prop);
+                out.properties[name] = to_integer(text);
+            }
+            command = std::move(out);
+        } else if (range->parsed()) {
+            RangeSearchCommand out{split_list(profile), split_list(tags), {}, limit};
+            if (out.tags.empty()) {
+                out.tags.push_back("");
+            }
+            for (const auto& prop : props) {
+                auto [name, text] = split_assignment(prop);
+                for (const auto& value : split_list(text)) {
+                    out.properties[name].push_back(to_integer(value));
+                }
+            }
+            command = std::move(out);
+        } else if (remove->parsed()) {
+            command = RemoveCommand{profile, ids};
+        } else if (members->parsed()) {
+            command = MembersCommand{};
+        } else if (dump->parsed()) {
+            command = DumpCommand{};
+            json = true;
+        } else if (start->parsed()) {
+            if (user.empty()) {
+                throw CLI::ValidationError("start: --user is required");
+            }
+            if (ticket_type < 0 || ticket_type > 255) {
+                throw CLI::ValidationError("start: the ticket type is 0..255");
+            }
+            StartTicketCommand out;
+            out.ticket_type = static_cast<ticket::TicketType>(ticket_type);
+            for (const auto& entry : values) {
+                auto [name, text] = split_assignment(entry);
+                out.values[name] = to_integer(text);
+            }
+            for (const auto& member : split_list(party)) {
+                out.party.emplace_back(member);
+            }
+            command = std::move(out);
+        }
+    } catch (const CLI::ParseError& error) {
+        return app.exit(error) == 0 ? 0 : 2;
+    }
+
+    auto client = BlockingClient::connect(node_address);
+    if (!client) {
+        std::fprintf(stderr, "matchmesh-cli: %s\n", client.error().c_str());
+        return 3;
+    }
+    if (!user.empty()) {
+        auto hello = client->call(HelloCommand{UserId(user), token, {}});
+        if (!hello) {
+            std::fprintf(stderr, "matchmesh-cli: %s\n", hello.error().c_str());
+            return 3;
+        }
+        if (std::holds_alternative<ReplyError>(hello->body)) {
+            return print_reply(*hello, json);
+        }
+    }
+    const bool started = std::holds_alternative<StartTicketCommand>(command);
+    auto reply = client->call(std::move(command));
+    if (!reply) {
+        std::fprintf(stderr, "matchmesh-cli: %s\n", reply.error().c_str());
+        return 3;
+    }
+    const int status = print_reply(*reply, json);
+    if (status != 0 || !started) {
+        return status;
+    }
+    return wait_for_end(*client, wait_seconds, json);
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The comparison in one run, on this machine: matchmesh (3 nodes on loopback) and the Redis
+# baseline replay the same 1v1 arrival traces at rising rates; the ideal matcher scores each
+# trace; the simulated cluster gives the costs noise cannot move (bytes per waiting ticket, cost
+# against pool size, and with --instructions instructions per match under callgrind).
+#
+#   scripts/bench.sh                  the full ramp (about 10 minutes)
+#   scripts/bench.sh --quick          three rates, short runs
+#   scripts/bench.sh --instructions   also count instructions per match (valgrind, slow)
+# Results: bench-results/ (or --out DIR): summary.json, table.md, ttm_cdf.png, ttm_vs_rate.png,
+# and every run's report under runs/. Installs what is missing (Redis included) and builds Release.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+quick=0
+instructions=0
+out_dir="$root/bench-results"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1; shift ;;
+        --instructions) instructions=1; shift ;;
+        --out) out_dir=$2; shift 2 ;;
+        *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    esac
+done
+
+"$root/scripts/setup.sh" --with-bench
+build_dir="$root/build/release"
+echo "bench: building (Release) in $build_dir"
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build_dir" -j"$(nproc)" --target matchmesh matchmesh-cli matchmesh-bench \
+    matchmesh-bench-sim matchmesh-bench-summary >/dev/null
+bin="$build_dir/node"
+export MATCHMESH_BIN_DIR="$bin"
+
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+rm -rf "$out_dir/runs" "$out_dir/traces"
+mkdir -p "$out_dir/runs" "$out_dir/traces"
+export MATCHMESH_RUN_DIR="$out_dir/cluster"
+
+redis_pid=""
+cleanup() {
+    "$root/scripts/cluster.sh" stop >/dev/null 2>&1 || true
+    if [ -n "$redis_pid" ]; then
+        kill "$redis_pid" 2>/dev/null || true
+        wait "$redis_pid" 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+
+# Redis on a free loopback port, without persistence.
+redis_port=$((20000 + RANDOM % 20000))
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize no --logfile "$out_dir/redis.log" &
+redis_pid=$!
+for _ in $(seq 1 100); do
+    redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+    sleep 0.05
+done
+redis-cli -p "$redis_port" ping >/dev/null || { echo "bench: redis-server did not start" >&2; exit 1; }
+
+"$root/scripts/cluster.sh" stop >/dev/null 2>&1 || true
+"$root/scripts/cluster.sh" start 3 --base-port 0 | grep "ready:"
+config="$MATCHMESH_RUN_DIR/cluster.json"
+address_of() { sed -n "s/.* $1 \([^ ]*\) .*/\1/p" "$MATCHMESH_RUN_DIR/node-$2.out"; }
+nodes="$(address_of client 1),$(address_of client 2),$(address_of client 3)"
+admins="$(address_of admin 1),$(address_of admin 2),$(address_of admin 3)"
+sleep 1
+
+if [ $quick -eq 1 ]; then
+    rates=(250 500 1000) duration=5
+else
+    rates=(250 500 1000 1500 2000 3000 4000 5000) duration=10
+fi
+common=(--quiet --config "$config" --type 1 --rating-mean 1500 --rating-sd 300 --grace 25)
+for rate in "${rates[@]}"; do
+    trace="$out_dir/traces/1v1-$rate.jsonl"
+    "$bin/matchmesh-bench" "${common[@]}" --backend ideal --rate "$rate" --duration "$duration" \
+        --seed "$rate" --trace-out "$trace" --samples "$out_dir/runs/ideal-$rate.samples" \
+        --json "$out_dir/runs/ideal-$rate.json" >/dev/null
+    echo "bench: $rate arrivals/s: matchmesh"
+    "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --nodes "$nodes" --admin "$admins" \
+        --samples "$out_dir/runs/matchmesh-$rate.samples" --json "$out_dir/runs/matchmesh-$rate.json" |
+        grep -E "^all|server CPU" || true
+    echo "bench: $rate arrivals/s: Redis baseline"
+    "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --backend redis --redis "127.0.0.1:$redis_port" \
+        --samples "$out_dir/runs/redis-$rate.samples" --json "$out_dir/runs/redis-$rate.json" |
+        grep -E "^all|server CPU" || true
+done
+"$root/scripts/cluster.sh" stop >/dev/null
+
+echo "bench: simulated cluster: memory per waiting ticket, cost against pool size"
+"$bin/matchmesh-bench-sim" memory >"$out_dir/sim-memory.json"
+"$bin/matchmesh-bench-sim" pool >"$out_dir/sim-pool.json"
+"$bin/matchmesh-bench-sim" matches >"$out_dir/sim-matches.json"
+rm -f "$out_dir/instructions.txt"
+if [ $instructions -eq 1 ]; then
+    echo "bench: instructions per match (callgrind)"
+    valgrind --tool=callgrind --toggle-collect='*run_matches*' --callgrind-out-file="$out_dir/callgrind.out" \
+        "$bin/matchmesh-bench-sim" matches >/dev/null 2>"$out_dir/callgrind.log"
+    sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind.out" >"$out_dir/instructions.txt"
+fi
+
+placement="$(nproc) vCPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)); no pinning: \
+3 nodes, Redis and the load generator share them"
+"$bin/matchmesh-bench-summary" "$out_dir" --placement "$placement" --cdf-rate 1000
+for chart in ttm_vs_rate ttm_cdf; do
+    if [ -f "$out_dir/$chart.gp" ]; then
+        gnuplot "$out_dir/$chart.gp" 2>/dev/null && echo "chart: $out_dir/$chart.png"
+    fi
+done
+echo "summary: $out_dir/summary.json"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# matchmesh under load on this machine, in one command:
+#   installs what is missing, builds Release, starts a 3-node cluster on loopback, runs
+#   matchmesh-bench with simulated players (1v1 duels and 5-player free-for-all, ratings around
+#   1500 +- 300, 500 arrivals per second for 30 s), prints the summary and where the report and
+#   the chart are, and stops the cluster (also on Ctrl-C or failure).
+#
+#   scripts/demo.sh            the full run (about a minute, with the build already done)
+#   scripts/demo.sh --quick    a short, lighter run (used by the test suite)
+# Results go to run/demo/ (or --out DIR). With MATCHMESH_BIN_DIR set, its binaries are used
+# as they are (no install, no build).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+quick=0
+out_dir="$root/run/demo"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1; shift ;;
+        --out) out_dir=$2; shift 2 ;;
+        *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    esac
+done
+
+if [ -z "${MATCHMESH_BIN_DIR:-}" ]; then
+    "$root/scripts/setup.sh" --with-demo
+    build_dir="$root/build/release"
+    echo "demo: building (Release) in $build_dir"
+    cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$build_dir" -j"$(nproc)" --target matchmesh matchmesh-cli matchmesh-bench >/dev/null
+    export MATCHMESH_BIN_DIR="$build_dir/node"
+fi
+bench="$MATCHMESH_BIN_DIR/matchmesh-bench"
+
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+export MATCHMESH_RUN_DIR="$out_dir/cluster"
+cluster() { "$root/scripts/cluster.sh" "$@"; }
+trap 'cluster stop >/dev/null 2>&1 || true' EXIT
+cluster stop >/dev/null 2>&1 || true
+echo "demo: starting 3 nodes on loopback"
+cluster start 3 --base-port 0 | grep "ready:"
+
+address_of() {  # address_of <client|admin> <node number>
+    sed -n "s/.* $1 \([^ ]*\) .*/\1/p" "$MATCHMESH_RUN_DIR/node-$2.out"
+}
+nodes="$(address_of client 1),$(address_of client 2),$(address_of client 3)"
+admins="$(address_of admin 1),$(address_of admin 2),$(address_of admin 3)"
+# Give the three nodes a moment to see each other before players arrive.
+for _ in $(seq 1 100); do
+    [ "$("$MATCHMESH_BIN_DIR/matchmesh-cli" --node "$(address_of client 3)" members | wc -l)" -ge 3 ] && break
+    sleep 0.05
+done
+
+if [ $quick -eq 1 ]; then
+    rate=100 duration=5
+else
+    rate=500 duration=30
+fi
+echo "demo: $rate players/s for $duration s (type 1: 1v1 duel, type 2: 5-player free-for-all)"
+"$bench" --nodes "$nodes" --admin "$admins" --rate "$rate" --duration "$duration" \
+    --type 1=0.7 --type 2=0.3 --party 2:1=0.8 --party 2:2=0.2 \
+    --rating-mean 1500 --rating-sd 300 --grace 30 --config "$MATCHMESH_RUN_DIR/cluster.json" \
+    --json "$out_dir/report.json" --chart "$out_dir/time_to_match.png"
+
+cluster stop >/dev/null
+trap - EXIT
+echo "demo: cluster stopped; node logs in $MATCHMESH_RUN_DIR"

@@ -1,0 +1,222 @@
+// What a node does with hostile or broken traffic on its mesh and client ports: it closes the
+// connection or answers with an error, logs the reason, and keeps serving everyone else.
+#include <doctest/doctest.h>
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include "mesh/control.hpp"
+#include "mesh/envelope.capnp.h"
+#include "node/blocking_client.hpp"
+#include "node/client.capnp.h"
+#include "node_process.hpp"
+#include "raw_connection.hpp"
+#include "tests/integration/hostile.capnp.h"
+
+using namespace integration;
+using namespace matchmesh;
+using namespace matchmesh::node;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* secret = "integration-secret-0123456789";
+
+bool serves(const NodeProcess& node) {
+    auto client = BlockingClient::connect(node.client_address());
+    if (!client) {
+        return false;
+    }
+    auto reply = client->call(MembersCommand{});
+    return reply && std::holds_alternative<std::vector<mesh::MemberInfo>>(reply->body);
+}
+
+bool logged(const NodeProcess& node, const std::string& text) {
+    return eventually([&] { return node.log_text().find(text) != std::string::npos; }, 2s);
+}
+
+// A message 100 structs deep, framed.
+std::vector<std::byte> deep_message() {
+    capnp::MallocMessageBuilder message;
+    auto nest = message.initRoot<test::Nest>();
+    for (int depth = 0; depth < 100; ++depth) {
+        nest = nest.initNext();
+    }
+    return bytes_of(mesh::encode_message_frame(message));
+}
+
+// A body whose segment table claims 600 segments.
+std::vector<std::byte> many_segments() {
+    constexpr std::uint32_t segments = 600;
+    const std::size_t table_bytes = ((4 + 4 * segments) + 7) / 8 * 8;
+    std::vector<std::byte> frame = header_bytes(static_cast<std::uint32_t>(table_bytes), 1, 0);
+    std::vector<std::byte> table(table_bytes);
+    table[0] = static_cast<std::byte>((segments - 1) & 0xff);
+    table[1] = static_cast<std::byte>((segments - 1) >> 8);
+    frame.insert(frame.end(), table.begin(), table.end());
+    return frame;
+}
+
+struct OneNode {
+    TestFolder folder;
+    std::filesystem::path config = folder.write(
+        "node.json",
+        test_config(secret, R"(, "limits": {"maxFrameBytes": 65536, "handshakeTimeoutMs": 400,
+        "maxClientFrameBytes": 8192, "maxClientConnections": 6})"));
+    NodeProcess node = NodeProcess::start(folder, "target", config);
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(OneNode,
+                  "integration/bad-input: broken mesh frames close only their connection") {
+    struct Case {
+        const char* what;
+        std::vector<std::byte> bytes;
+        const char* logged;
+    };
+    std::vector<std::byte> garbage(64, std::byte{0xff});
+    std::vector<std::byte> truncated = header_bytes(64, 1, 0);
+    truncated.resize(truncated.size() + 10);
+    const std::vector<Case> cases{
+        {"length 0", header_bytes(0, 1, 0), "empty frame"},
+        {"one byte over the limit", header_bytes(65536 + 8, 1, 0), "oversized frame"},
+        {"4 GiB", header_bytes(0xfffffff8u, 1, 0), "oversized frame"},
+        {"garbage", garbage, "bad frame version"},
+        {"bad version", header_bytes(8, 7, 0), "frame version 7"},
+        {"reserved bits", header_bytes(8, 1, 3), "bad frame version"},
+        {"not whole words", header_bytes(13, 1, 0), "misaligned frame"},
+        {"600 segments", many_segments(), "malformed frame"},
+        {"100 levels of nesting", deep_message(), "malformed frame"},
+    };
+    for (const Case& bad : cases) {
+        CAPTURE(bad.what);
+        RawConnection connection(node.mesh_address());
+        connection.send(bad.bytes);
+        CHECK(connection.closed_by_peer(3s));
+        CHECK(logged(node, bad.logged));
+        CHECK(serves(node));
+    }
+    RawConnection cut(node.mesh_address());
+    cut.send(truncated);
+    cut.close();  // truncated, then gone
+    CHECK(serves(node));
+}
+
+TEST_CASE_FIXTURE(OneNode, "integration/bad-input: nothing is accepted before the handshake") {
+    RawConnection early(node.mesh_address());
+    const mesh::HeartbeatMessage heartbeat{{NodeId("rogue"), "127.0.0.1:1", "HTTP", 1}, {}};
+    early.send(
+        bytes_of(mesh::control_frame(mesh::wire::METHOD_HEARTBEAT, mesh::encode(heartbeat))));
+    CHECK(early.closed_by_peer(3s));
+    CHECK(logged(node, "handshake refused: a frame before authentication"));
+
+    RawConnection silent(node.mesh_address());  // never answers the challenge
+    CHECK(silent.closed_by_peer(3s));
+    CHECK(logged(node, "handshake timed out"));
+
+    RawConnection wrong_cluster(node.mesh_address());
+    CHECK_FALSE(wrong_cluster.handshake("rogue", "another-cluster", secret).has_value());
+    CHECK(logged(node, "wrong cluster name 'another-cluster'"));
+
+    // A hello recorded on one connection proves nothing on another (fresh challenge nonce).
+    RawConnection recorded(node.mesh_address());
+    std::vector<std::byte> hello;
+    REQUIRE(recorded.handshake("replayer", "integration", secret, &hello).has_value());
+    RawConnection replay(node.mesh_address());
+    REQUIRE(replay.read_body(3s).has_value());  // its challenge
+    replay.send(hello);
+    CHECK(replay.closed_by_peer(3s));
+    CHECK(logged(node, "wrong secret from 'replayer'"));
+    CHECK(serves(node));
+}
+
+TEST_CASE_FIXTURE(OneNode,
+                  "integration/bad-input: after the handshake, unknown services and bad "
+                  "payloads get failures and the connection stays") {
+    RawConnection peer(node.mesh_address());
+    REQUIRE(peer.handshake("fake-peer", "integration", secret) == std::string("target"));
+    const std::vector<capnp::word> junk(4, capnp::word{});
+    auto expect_failure = [&](mesh::ServiceId service, mesh::MethodId method,
+                              std::uint64_t correlation) {
+        peer.send(bytes_of(mesh::encode_frame(
+            mesh::FrameFields{service, method, correlation, mesh::EnvelopeKind::request, 0, {}},
+            junk)));
+        auto body = peer.read_body(3s);
+        REQUIRE(body.has_value());
+        auto envelope = mesh::decode_body(*body, mesh::FrameLimits{});
+        REQUIRE(envelope.has_value());
+        CHECK(envelope->kind == mesh::EnvelopeKind::failure);
+        CHECK(envelope->correlation == correlation);
+        return static_cast<mesh::MeshErrc>(envelope->error_code);
+    };
+    // Not a member yet (no heartbeat): refused, but politely.
+    CHECK(expect_failure(77, 1, 10) == mesh::MeshErrc::unreachable);
+    const mesh::HeartbeatMessage heartbeat{{NodeId("fake-peer"), "127.0.0.1:1", "HTTP", 1}, {}};
+    peer.send(bytes_of(mesh::control_frame(mesh::wire::METHOD_HEARTBEAT, mesh::encode(heartbeat))));
+    CHECK(eventually([&] { return expect_failure(77, 1, 11) == mesh::MeshErrc::no_handler; }, 2s));
+    CHECK(expect_failure(1, 3, 12) == mesh::MeshErrc::malformed);    // a garbled search
+    CHECK(expect_failure(77, 2, 13) == mesh::MeshErrc::no_handler);  // still connected
+    CHECK(serves(node));
+}
+
+TEST_CASE_FIXTURE(OneNode,
+                  "integration/bad-input: the client port closes broken streams and "
+                  "answers unreadable requests") {
+    std::vector<std::byte> garbage(64, std::byte{0x5a});
+    for (const auto& bytes :
+         {garbage, header_bytes(8192 + 8, 1, 0), header_bytes(0, 1, 0), header_bytes(16, 9, 0)}) {
+        RawConnection connection(node.client_address());
+        connection.send(bytes);
+        CHECK(connection.closed_by_peer(3s));
+    }
+    CHECK(logged(node, "client: closed connection"));
+
+    // A readable frame that is not a request: an error reply, and the connection still works.
+    RawConnection confused(node.client_address());
+    confused.send(deep_message());
+    auto body = confused.read_body(3s);
+    REQUIRE(body.has_value());
+    auto reply = decode_reply(*body, mesh::FrameLimits{}.reader_options());
+    REQUIRE(reply.has_value());
+    auto* error = std::get_if<ReplyError>(&reply->body);
+    REQUIRE(error != nullptr);
+    CHECK(error->category == "malformed_request");
+    confused.send(bytes_of(encode_request(ClientRequest{7, MembersCommand{}})));
+    auto members = confused.read_body(3s);
+    REQUIRE(members.has_value());
+    CHECK(decode_reply(*members, mesh::FrameLimits{}.reader_options())->id == 7);
+
+    // Oversized lists are refused by count, before anything is built from them.
+    std::vector<std::string> many(100, "RankMatch");
+    auto client = BlockingClient::connect(node.client_address());
+    REQUIRE(client.has_value());
+    auto refused = client->call(SearchCommand{many, "", {{"rank", 1}}, 10});
+    REQUIRE(refused.has_value());
+    REQUIRE(std::holds_alternative<ReplyError>(refused->body));
+    CHECK(std::get<ReplyError>(refused->body).message == "100 profile IDs, at most 64 allowed");
+
+    // Semantic errors name the input and keep the connection.
+    auto unknown = client->call(AddCommand{"Nope", "u", "", {{"rank", 1}}, {}, 10s});
+    REQUIRE(unknown.has_value());
+    CHECK(std::get<ReplyError>(unknown->body).category == "unknown_profile");
+    auto bad_ttl = client->call(AddCommand{"RankMatch", "u", "", {{"rank", 1}}, {}, 0s});
+    CHECK(std::get<ReplyError>(bad_ttl->body).message == "TTL must be 1..60 s, got 0 s");
+    CHECK(serves(node));
+}
+
+TEST_CASE_FIXTURE(OneNode, "integration/bad-input: connections over the client limit are refused") {
+    std::vector<BlockingClient> held;
+    for (int i = 0; i < 6; ++i) {
+        auto client = BlockingClient::connect(node.client_address());
+        REQUIRE(client.has_value());
+        REQUIRE(client->call(MembersCommand{}).has_value());
+        held.push_back(std::move(*client));
+    }
+    auto extra = BlockingClient::connect(node.client_address());
+    REQUIRE(extra.has_value());  // TCP accepts; the node then closes it
+    CHECK(extra->closed_by_peer(3s));
+    CHECK(logged(node, "client: refused a connection: 6 connections already open"));
+    held.pop_back();
+    CHECK(eventually([&] { return serves(node); }, 2s));
+}

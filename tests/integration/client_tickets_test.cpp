@@ -1,0 +1,724 @@
+// The client protocol's ticket features over real node processes: matches across nodes with one
+// push each, cancel, leave, kick, broadcast, properties, backfill, member lists, the error
+// categories, tokens, the per-session limits, sessions replaced by a second hello, and garbage on
+// the client port.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include <capnp/message.h>
+
+#include "node/token.hpp"
+#include "raw_connection.hpp"
+#include "tests/integration/hostile.capnp.h"
+#include "ticket_cluster.hpp"
+
+using namespace integration;
+using namespace matchmesh;
+using namespace matchmesh::node;
+using namespace std::chrono_literals;
+using ticket::PushKind;
+
+namespace {
+
+constexpr ticket::TicketType duel = 1;  // two players
+constexpr ticket::TicketType trio = 3;  // three players; completes when full or marked complete
+constexpr auto push_wait = 5s;          // a push crosses the cluster in well under this
+constexpr auto quiet = 500ms;           // how long "nothing more arrives" is watched
+constexpr const char* token_secret = "token-secret-for-the-tests-0123";
+
+// Ticket types on RankMatch (width 10), each under its own tag so that they never find each
+// other's rooms. Searchers try three times, 100 ms apart, then wait.
+std::string config_with(const std::string& limits) {
+    return test_config("integration-secret-0123456789", R"(, "limits": {)" + limits + R"(},
+ "ticketTypes": {
+  "1": {"name": "duel", "profiles": ["RankMatch"], "tags": ["duel"], "maxMembers": 2,
+        "properties": {"rank": {"value": "rating", "searchSpread": 100}},
+        "ticketDurationSeconds": 10, "searchIntervalMs": 100, "searchTries": 3},
+  "3": {"name": "trio", "profiles": ["RankMatch"], "tags": ["trio"], "maxMembers": 3,
+        "properties": {"rank": {"value": "rating", "searchSpread": 100}},
+        "ticketDurationSeconds": 15, "searchIntervalMs": 100, "searchTries": 3}})");
+}
+
+constexpr const char* short_tickets = R"("ticketDurationMinSeconds": 1)";
+
+// The same config with client tokens required (tokenSecret lives in the cluster section).
+std::string with_token_secret(std::string config) {
+    const std::string section = R"("cluster": {)";
+    const auto at = config.find(section);
+    REQUIRE(at != std::string::npos);
+    config.insert(at + section.size(), fmt::format(R"("tokenSecret": "{}", )", token_secret));
+    return config;
+}
+
+std::uint64_t unix_now() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
+bool logged(const NodeProcess& node, const std::string& text) {
+    return eventually([&] { return node.log_text().find(text) != std::string::npos; }, 2s);
+}
+
+// No node logged at error level (these tests expect none).
+void check_no_errors_logged(const Cluster& cluster, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::string log = cluster.node(i).log_text();
+        CHECK_MESSAGE(log.find(" error [") == std::string::npos, cluster.node(i).id(),
+                      " logged an error:\n", log);
+    }
+}
+
+// Reads until the node closes the connection, or `timeout`; true if it closed.
+bool closed_soon(BlockingClient& client, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        auto message = client.read_message(left);
+        if (!message) {
+            return message.error().starts_with("connection lost");
+        }
+        MESSAGE("received before the close: a ",
+                std::string(message->index() == 0 ? "reply" : "push"));
+    }
+    return false;
+}
+
+// A framed message 100 structs deep: framed correctly, but no valid Request.
+std::vector<std::byte> deep_message() {
+    capnp::MallocMessageBuilder message;
+    auto nest = message.initRoot<test::Nest>();
+    for (int depth = 0; depth < 100; ++depth) {
+        nest = nest.initNext();
+    }
+    return bytes_of(mesh::encode_message_frame(message));
+}
+
+struct ThreeNodes {
+    Cluster cluster{config_with(short_tickets), 3};
+    const std::string& a = cluster.client_address(0);
+    const std::string& b = cluster.client_address(1);
+    const std::string& c = cluster.client_address(2);
+
+    // `owner` opens a trio room on its node and `member` (connected to `member_address`) joins it.
+    void open_trio(BlockingClient& owner, BlockingClient& member, const std::string& member_address,
+                   const std::string& owner_name, const std::string& member_name) const {
+        REQUIRE(describe(start_ticket(owner, trio, 1000)) == "ok");
+        wait_for_rooms(member_address, "trio", 1000);
+        REQUIRE(describe(start_ticket(member, trio, 1000)) == "ok");
+        REQUIRE(eventually([&] { return room_members(owner, trio).size() == 2; }, push_wait));
+        CHECK(room_members(owner, trio) == std::vector<std::string>{owner_name, member_name});
+    }
+};
+
+struct OneNode {
+    explicit OneNode(const std::string& limits) : cluster(config_with(limits), 1) {}
+    Cluster cluster;
+    const std::string& a = cluster.client_address(0);
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: players on two nodes match, and each hears one "
+                  "220 for the same room") {
+    // A waiting room on node-a is found and joined from node-b; each player is told once.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    REQUIRE(describe(start_ticket(alice, duel, 1000)) == "ok");
+    wait_for_rooms(b, "duel", 1000);
+    REQUIRE(describe(start_ticket(bob, duel, 1005)) == "ok");
+
+    const auto to_alice = expect_push(alice, PushKind::success, push_wait);
+    const auto to_bob = expect_push(bob, PushKind::success, push_wait);
+    CHECK(to_alice.cmd == ticket::push_success);
+    CHECK(to_alice.ver == ticket::push_ver);
+    CHECK(to_alice.ticket_type == duel);
+    CHECK(to_bob.cmd == ticket::push_success);
+    CHECK(to_alice.room_id == to_bob.room_id);
+    CHECK(to_alice.room_id == to_alice.ticket_id.str());  // the owner's ticket names the room
+    CHECK(to_bob.ticket_id != to_alice.ticket_id);
+    CHECK(to_alice.room_id.ends_with("@node-a"));
+    CHECK(room_members(alice, duel) == std::vector<std::string>{"alice", "bob"});
+    CHECK(silent_for(alice, quiet));
+    CHECK(silent_for(bob, quiet));
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: three players on three nodes fill a room and "
+                  "each hears one 220") {
+    // The room completes when full, and every member's home delivers the 220 exactly once.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    auto carol = session(c, "carol");
+    open_trio(alice, bob, b, "alice", "bob");
+    wait_for_rooms(c, "trio", 1000);
+    REQUIRE(describe(start_ticket(carol, trio, 990)) == "ok");
+
+    const auto room = expect_push(alice, PushKind::success, push_wait).room_id;
+    CHECK(expect_push(bob, PushKind::success, push_wait).room_id == room);
+    CHECK(expect_push(carol, PushKind::success, push_wait).room_id == room);
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice", "bob", "carol"});
+    for (BlockingClient* client : {&alice, &bob, &carol}) {
+        CHECK(silent_for(*client, quiet));
+    }
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: cancel ends the ticket with one 222 for the owner "
+                  "and for every member") {
+    // Only the owner may cancel; its cancel reaches the member on another node.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    open_trio(alice, bob, b, "alice", "bob");
+
+    CHECK(category(ticket_command(bob, TicketAction::cancel, trio)) == "not_active");
+    REQUIRE(describe(ticket_command(alice, TicketAction::cancel, trio)) == "ok");
+    const auto to_alice = expect_push(alice, PushKind::cancel, push_wait);
+    const auto to_bob = expect_push(bob, PushKind::cancel, push_wait);
+    CHECK(to_alice.cmd == ticket::push_cancel);
+    CHECK(to_bob.cmd == ticket::push_cancel);
+    CHECK(to_alice.room_id == to_alice.ticket_id.str());
+    CHECK(to_bob.room_id == to_alice.room_id);
+    CHECK(to_bob.ticket_id != to_alice.ticket_id);  // the member's own ticket
+    CHECK(silent_for(alice, quiet));
+    CHECK(silent_for(bob, quiet));
+
+    CHECK(category(ticket_command(alice, TicketAction::cancel, trio)) == "ticket_not_found");
+    CHECK(describe(start_ticket(alice, trio, 1000)) == "ok");  // free to start again
+    CHECK(describe(start_ticket(bob, trio, 1000)) == "ok");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: a member that leaves hears 222 and the room "
+                  "keeps waiting, and the owner leaving ends it for all") {
+    // Leave from another node goes to the room's node; the owner's leave cancels the ticket.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    open_trio(alice, bob, b, "alice", "bob");
+
+    REQUIRE(describe(ticket_command(bob, TicketAction::leave, trio)) == "ok");
+    const auto to_bob = expect_push(bob, PushKind::cancel, push_wait);
+    CHECK(to_bob.room_id.ends_with("@node-a"));
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice"});
+    CHECK(silent_for(alice, quiet));
+    CHECK(category(ticket_command(bob, TicketAction::leave, trio)) == "room_not_found");
+
+    // Bob may search again and finds the same room, still waiting.
+    REQUIRE(describe(start_ticket(bob, trio, 1000)) == "ok");
+    REQUIRE(eventually([&] { return room_members(alice, trio).size() == 2; }, push_wait));
+
+    REQUIRE(describe(ticket_command(alice, TicketAction::leave, trio)) == "ok");
+    CHECK(expect_push(alice, PushKind::cancel, push_wait).room_id == to_bob.room_id);
+    CHECK(expect_push(bob, PushKind::cancel, push_wait).room_id == to_bob.room_id);
+    CHECK(silent_for(alice, quiet));
+    CHECK(silent_for(bob, quiet));
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: the owner kicks a member out and the member "
+                  "hears 222") {
+    // Kick is the owner's alone, names a matched member, and removes only that member.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    open_trio(alice, bob, b, "alice", "bob");
+
+    CHECK(category(bob.call(KickCommand{trio, UserId("alice")})) == "not_owner");
+    CHECK(category(alice.call(KickCommand{trio, UserId("nobody")})) == "target_not_found");
+    CHECK(category(alice.call(KickCommand{trio, UserId("alice")})) == "target_not_found");
+    REQUIRE(describe(alice.call(KickCommand{trio, UserId("bob")})) == "ok");
+    const auto to_bob = expect_push(bob, PushKind::cancel, push_wait);
+    CHECK(to_bob.cmd == ticket::push_cancel);
+    CHECK(to_bob.room_id.ends_with("@node-a"));
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice"});
+    CHECK(silent_for(alice, quiet));
+    CHECK(silent_for(bob, quiet));
+    CHECK(category(alice.call(KickCommand{trio, UserId("bob")})) == "target_not_found");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: a member kicked out of a completed room gets no "
+                  "second terminal push and may start again") {
+    // After its 220 a member stays in the room (in_previous_room) until it leaves or is kicked;
+    // the kick frees it without a 222, since a ticket ends with one terminal push only.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    open_trio(alice, bob, b, "alice", "bob");
+    REQUIRE(describe(ticket_command(alice, TicketAction::mark_complete, trio)) == "ok");
+    expect_push(alice, PushKind::success, push_wait);
+    expect_push(bob, PushKind::success, push_wait);
+    CHECK(category(start_ticket(bob, trio, 1000)) == "in_previous_room");
+
+    REQUIRE(describe(alice.call(KickCommand{trio, UserId("bob")})) == "ok");
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice"});
+    CHECK(silent_for(bob, quiet));
+    CHECK(eventually([&] { return describe(start_ticket(bob, trio, 1000)) == "ok"; }, 2s));
+
+    // The owner too stays in its completed room until it leaves.
+    CHECK(category(start_ticket(alice, trio, 1000)) == "in_previous_room");
+    REQUIRE(describe(ticket_command(alice, TicketAction::leave, trio)) == "ok");
+    CHECK(silent_for(alice, quiet));
+    CHECK(describe(start_ticket(alice, trio, 1000)) == "ok");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: a broadcast reaches every member once with its "
+                  "ver, cmd and payload") {
+    // From a member on another node than the room and from the owner; outsiders are refused.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    auto carol = session(c, "carol");
+    auto dave = session(c, "dave");
+    open_trio(alice, bob, b, "alice", "bob");
+    wait_for_rooms(c, "trio", 1000);
+    REQUIRE(describe(start_ticket(carol, trio, 1000)) == "ok");
+    std::vector<BlockingClient*> members{&alice, &bob, &carol};
+    for (BlockingClient* member : members) {
+        expect_push(*member, PushKind::success, push_wait);
+    }
+
+    REQUIRE(describe(bob.call(BroadcastCommand{trio, 7, 4242, bytes_of_text("good luck")})) ==
+            "ok");
+    for (BlockingClient* member : members) {
+        const auto push = expect_push(*member, PushKind::broadcast, push_wait);
+        CHECK(push.ver == 7);
+        CHECK(push.cmd == 4242);
+        CHECK(push.payload == bytes_of_text("good luck"));
+        CHECK(push.room_id.ends_with("@node-a"));
+    }
+    REQUIRE(describe(alice.call(BroadcastCommand{trio, 2, 9, bytes_of_text("")})) == "ok");
+    for (BlockingClient* member : members) {
+        const auto push = expect_push(*member, PushKind::broadcast, push_wait);
+        CHECK(push.ver == 2);
+        CHECK(push.cmd == 9);
+        CHECK(push.payload.empty());
+    }
+    for (BlockingClient* member : members) {
+        CHECK(silent_for(*member, quiet));
+    }
+    CHECK(category(dave.call(BroadcastCommand{trio, 1, 1, {}})) == "room_not_found");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: the owner sets and reads ticket properties, and "
+                  "members and outsiders cannot") {
+    // Properties live with the room at its owner; a set over the value limits changes nothing.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    auto dave = session(b, "dave");
+    open_trio(alice, bob, b, "alice", "bob");
+
+    const matching::ValueMap set{
+        {"map", std::string("forest")}, {"round", std::int64_t{3}}, {"ranked", true}};
+    REQUIRE(describe(alice.call(SetPropertiesCommand{trio, set})) == "ok");
+    auto got = alice.call(GetPropertiesCommand{trio, {"map", "round", "absent"}});
+    REQUIRE(got.has_value());
+    auto* values = std::get_if<matching::ValueMap>(&got->body);
+    REQUIRE_MESSAGE(values != nullptr, describe(got));
+    CHECK(*values ==
+          matching::ValueMap{{"map", std::string("forest")}, {"round", std::int64_t{3}}});
+
+    matching::ValueMap too_many;
+    for (int i = 0; i < 31; ++i) {
+        too_many.emplace(fmt::format("extra{}", i), std::int64_t{i});
+    }
+    CHECK(category(alice.call(SetPropertiesCommand{trio, too_many})) == "invalid_params");
+    got = alice.call(GetPropertiesCommand{trio, {"map", "extra0"}});
+    REQUIRE(got.has_value());
+    CHECK(std::get<matching::ValueMap>(got->body) ==
+          matching::ValueMap{{"map", std::string("forest")}});
+
+    CHECK(category(bob.call(SetPropertiesCommand{trio, set})) == "not_owner");
+    CHECK(category(bob.call(GetPropertiesCommand{trio, {"map"}})) == "ticket_not_found");
+    CHECK(category(dave.call(SetPropertiesCommand{trio, set})) == "room_not_found");
+    CHECK(category(dave.call(GetPropertiesCommand{trio, {"map"}})) == "ticket_not_found");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: backfill after a marked completion brings in one "
+                  "more player, who alone hears 220") {
+    // Backfill needs a completed room; stopping it works; a backfill that fills the room ends.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    auto carol = session(c, "carol");
+    open_trio(alice, bob, b, "alice", "bob");
+
+    CHECK(category(ticket_command(alice, TicketAction::start_backfill, trio)) ==
+          "completed_room_required");
+    CHECK(category(ticket_command(bob, TicketAction::mark_complete, trio)) == "not_owner");
+    REQUIRE(describe(ticket_command(alice, TicketAction::mark_complete, trio)) == "ok");
+    const std::string room = expect_push(alice, PushKind::success, push_wait).room_id;
+    CHECK(expect_push(bob, PushKind::success, push_wait).room_id == room);
+
+    REQUIRE(describe(ticket_command(alice, TicketAction::start_backfill, trio)) == "ok");
+    CHECK(category(ticket_command(alice, TicketAction::start_backfill, trio)) == "ticket_exists");
+    REQUIRE(describe(ticket_command(alice, TicketAction::stop_backfill, trio)) == "ok");
+    CHECK(category(ticket_command(alice, TicketAction::stop_backfill, trio)) ==
+          "backfill_not_found");
+
+    REQUIRE(describe(ticket_command(alice, TicketAction::start_backfill, trio)) == "ok");
+    wait_for_rooms(c, "trio", 1000);
+    REQUIRE(describe(start_ticket(carol, trio, 1010)) == "ok");
+    const auto to_carol = expect_push(carol, PushKind::success, push_wait);
+    CHECK(to_carol.room_id == room);
+    CHECK(to_carol.ticket_id.str() != room);
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice", "bob", "carol"});
+    CHECK(silent_for(alice, quiet));  // they completed before: no second 220
+    CHECK(silent_for(bob, quiet));
+    CHECK(silent_for(carol, quiet));
+
+    // The full room ended its backfill, and has no seat for another.
+    CHECK(category(ticket_command(alice, TicketAction::stop_backfill, trio)) ==
+          "backfill_not_found");
+    CHECK(category(ticket_command(alice, TicketAction::start_backfill, trio)) == "ticket_exists");
+    CHECK(category(ticket_command(bob, TicketAction::members, trio)) == "ticket_not_found");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE("integration/client-tickets: ticket commands are refused with their error categories") {
+    // Each refusal names its category (client.capnp's list) and leaves the connection usable.
+    OneNode one(short_tickets);
+    auto anonymous = connect_to(one.a);
+    CHECK(category(start_ticket(anonymous, duel, 1000)) == "unauthenticated");
+    CHECK(category(ticket_command(anonymous, TicketAction::cancel, duel)) == "unauthenticated");
+    CHECK(category(anonymous.call(KickCommand{duel, UserId("x")})) == "unauthenticated");
+    auto members = anonymous.call(MembersCommand{});  // store commands need no hello here
+    REQUIRE(members.has_value());
+    CHECK(std::holds_alternative<std::vector<mesh::MemberInfo>>(members->body));
+
+    auto alice = session(one.a, "alice");
+    auto unknown = start_ticket(alice, 9, 1000);
+    CHECK(category(unknown) == "unknown_ticket_type");
+    CHECK(error_message(unknown).find("ticket type 9") != std::string::npos);
+    auto no_rating = alice.call(StartTicketCommand{duel, {{"level", 3}}, {}, {}});
+    CHECK(category(no_rating) == "invalid_params");
+    CHECK(error_message(no_rating).find("'rating'") != std::string::npos);
+
+    CHECK(category(ticket_command(alice, TicketAction::cancel, duel)) == "ticket_not_found");
+    CHECK(category(ticket_command(alice, TicketAction::leave, duel)) == "room_not_found");
+    CHECK(category(ticket_command(alice, TicketAction::members, duel)) == "ticket_not_found");
+    CHECK(category(ticket_command(alice, TicketAction::stop_backfill, duel)) ==
+          "backfill_not_found");
+    CHECK(category(ticket_command(alice, TicketAction::mark_complete, duel)) == "ticket_not_found");
+    CHECK(category(alice.call(BroadcastCommand{duel, 1, 1, {}})) == "room_not_found");
+    CHECK(category(alice.call(KickCommand{duel, UserId("bob")})) == "room_not_found");
+
+    REQUIRE(describe(start_ticket(alice, duel, 1000)) == "ok");
+    CHECK(category(start_ticket(alice, duel, 1000)) == "already_has_ticket");
+    CHECK(describe(start_ticket(alice, trio, 1000)) == "ok");  // one ticket per type
+
+    // A connection speaks for one user: a second hello on it is refused, the first stays.
+    auto again = alice.call(HelloCommand{UserId("mallory"), "", {}});
+    CHECK(category(again) == "invalid_argument");
+    CHECK(error_message(again).find("already speaks for user alice") != std::string::npos);
+    CHECK(room_members(alice, duel) == std::vector<std::string>{"alice"});
+    REQUIRE(describe(ticket_command(alice, TicketAction::cancel, duel)) == "ok");
+    expect_push(alice, PushKind::cancel, push_wait);
+    check_no_errors_logged(one.cluster, 1);
+}
+
+TEST_CASE("integration/client-tickets: with a token secret, hello needs a valid, unexpired token") {
+    // Forged, expired and missing tokens are refused with the reason; nothing works before hello.
+    TestFolder folder;
+    const auto config = folder.write("token.json", with_token_secret(config_with(short_tickets)));
+    auto node = NodeProcess::start(folder, "node-a", config);
+    auto client = connect_to(node.client_address());
+
+    auto store = client.call(MembersCommand{});
+    CHECK(category(store) == "unauthenticated");
+    CHECK(error_message(store).find("hello with a valid token") != std::string::npos);
+    CHECK(category(client.call(DumpCommand{})) == "unauthenticated");
+    CHECK(category(start_ticket(client, duel, 1000)) == "unauthenticated");
+    CHECK(category(ticket_command(client, TicketAction::cancel, duel)) == "unauthenticated");
+
+    const std::uint64_t now = unix_now();
+    struct Refused {
+        const char* what;
+        std::string user;
+        std::string token;
+        const char* reason;
+    };
+    const std::vector<Refused> refused{
+        {"forged", "alice", make_token("another-secret-0123456789", "alice", now + 60),
+         "signature does not match"},
+        {"for another user", "alice", make_token(token_secret, "bob", now + 60),
+         "signature does not match"},
+        {"expired", "alice", make_token(token_secret, "alice", now - 30), "expired"},
+        {"missing", "alice", "", "a token is required"},
+        {"malformed", "alice", "not-a-token", "malformed"},
+    };
+    for (const Refused& bad : refused) {
+        CAPTURE(bad.what);
+        auto hello = client.call(HelloCommand{UserId(bad.user), bad.token, {}});
+        CHECK(category(hello) == "invalid_token");
+        CHECK(error_message(hello).find(bad.reason) != std::string::npos);
+        CHECK(category(client.call(MembersCommand{})) == "unauthenticated");  // still nobody
+    }
+    CHECK(logged(node, "refused hello from"));
+
+    // The same connection, with a good token: everything works.
+    REQUIRE(describe(client.call(HelloCommand{
+                UserId("alice"), make_token(token_secret, "alice", now + 60), {}})) == "ok");
+    auto members = client.call(MembersCommand{});
+    REQUIRE(members.has_value());
+    CHECK(std::holds_alternative<std::vector<mesh::MemberInfo>>(members->body));
+    CHECK(describe(start_ticket(client, duel, 1000)) == "ok");
+    CHECK(room_members(client, duel) == std::vector<std::string>{"alice"});
+}
+
+TEST_CASE(
+    "integration/client-tickets: commands over limits.commandsPerSecond are refused as "
+    "rate_limited, and the session recovers") {
+    // The budget is per session: a burst costs only its sender, and its ticket survives.
+    OneNode one(R"("ticketDurationMinSeconds": 1, "commandsPerSecond": 5)");
+    auto alice = session(one.a, "alice");
+    auto bob = session(one.a, "bob");
+    REQUIRE(describe(start_ticket(alice, trio, 1000)) == "ok");
+    std::this_thread::sleep_for(1100ms);  // a full budget again
+
+    int answered = 0;
+    int limited = 0;
+    for (int i = 0; i < 20; ++i) {
+        auto reply = ticket_command(alice, TicketAction::members, trio);
+        if (!reply) {
+            FAIL("no reply to command ", i, ": ", reply.error());  // each gets its own reply
+        }
+        if (category(reply) == "rate_limited") {
+            ++limited;
+            CHECK(error_message(reply) == "more than 5 commands per second");
+        } else if (std::holds_alternative<std::vector<UserId>>(reply->body)) {
+            ++answered;
+        }
+    }
+    CHECK(answered >= 5);
+    CHECK(answered <= 8);  // 5 at once, plus what refills while the burst runs
+    CHECK(answered + limited == 20);
+    CHECK(room_members(bob, trio).empty());  // bob's own budget: answered (bob has no room)
+    CHECK(category(ticket_command(bob, TicketAction::members, trio)) == "ticket_not_found");
+
+    std::this_thread::sleep_for(1100ms);
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice"});
+    REQUIRE(describe(ticket_command(alice, TicketAction::cancel, trio)) == "ok");
+    expect_push(alice, PushKind::cancel, push_wait);
+    check_no_errors_logged(one.cluster, 1);
+}
+
+TEST_CASE(
+    "integration/client-tickets: a range search over limits.rangeValuesMax is refused, and "
+    "the connection stays") {
+    // The configured bound refuses a client's range search by its category; past it, the
+    // protocol's own bound (256) refuses it while decoding. Neither closes the connection.
+    OneNode one(R"("ticketDurationMinSeconds": 1, "rangeValuesMax": 4)");
+    auto alice = session(one.a, "alice");
+    REQUIRE(describe(start_ticket(alice, trio, 1000)) == "ok");
+    auto search = [&](std::size_t count) {
+        std::vector<std::int64_t> values;
+        for (std::size_t i = 0; i < count; ++i) {
+            values.push_back(static_cast<std::int64_t>(i) * 10);
+        }
+        return alice.call(RangeSearchCommand{{"RankMatch"}, {"trio"}, {{"rank", values}}, 10});
+    };
+    auto within = search(4);
+    REQUIRE(within.has_value());
+    CHECK(std::holds_alternative<matching::SearchOutcome>(within->body));
+    auto over = search(5);
+    CHECK(category(over) == "too_many_range_values");
+    CHECK(error_message(over).find("limits.rangeValuesMax") != std::string::npos);
+    auto way_over = search(257);
+    CHECK(category(way_over) == "malformed_request");
+    CHECK(error_message(way_over) == "257 values, at most 256 allowed");
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice"});  // the session lives
+    check_no_errors_logged(one.cluster, 1);
+}
+
+TEST_CASE(
+    "integration/client-tickets: a request over maxClientFrameBytes closes only its "
+    "session, which leaves its room") {
+    // A broadcast just under the frame limit is delivered; one over it ends the sender's
+    // connection (and so its place in the room) and reaches nobody.
+    OneNode one(R"("ticketDurationMinSeconds": 1, "maxClientFrameBytes": 8192)");
+    auto alice = session(one.a, "alice");
+    auto bob = session(one.a, "bob");
+    REQUIRE(describe(start_ticket(alice, trio, 1000)) == "ok");
+    wait_for_rooms(one.a, "trio", 1000);
+    REQUIRE(describe(start_ticket(bob, trio, 1000)) == "ok");
+    REQUIRE(eventually([&] { return room_members(alice, trio).size() == 2; }, push_wait));
+
+    const ticket::Bytes fits(7000, 0x61);
+    REQUIRE(describe(bob.call(BroadcastCommand{trio, 1, 5, fits})) == "ok");
+    CHECK(expect_push(alice, PushKind::broadcast, push_wait).payload == fits);
+    CHECK(expect_push(bob, PushKind::broadcast, push_wait).payload == fits);
+
+    const ticket::Bytes too_big(9000, 0x62);
+    const mesh::Frame frame =
+        encode_request(ClientRequest{99, BroadcastCommand{trio, 1, 6, too_big}});
+    REQUIRE(frame.size() > 8192);
+    REQUIRE(bob.send_bytes(frame.data(), frame.size()).has_value());
+    CHECK(closed_soon(bob, 3s));
+    CHECK(logged(one.cluster.node(0), "oversized frame"));
+    CHECK(eventually([&] { return room_members(alice, trio) == std::vector<std::string>{"alice"}; },
+                     push_wait));
+    CHECK(silent_for(alice, quiet));
+    auto carol = session(one.a, "carol");  // the node still serves
+    CHECK(describe(start_ticket(carol, duel, 1000)) == "ok");
+    check_no_errors_logged(one.cluster, 1);
+}
+
+TEST_CASE(
+    "integration/client-tickets: at maxClientConnections, sessions in progress keep their "
+    "tickets and pushes") {
+    // A refused connection costs the sessions already open nothing; a closed one frees its slot.
+    OneNode one(R"("ticketDurationMinSeconds": 1, "maxClientConnections": 3)");
+    auto alice = session(one.a, "alice");
+    auto bob = session(one.a, "bob");
+    REQUIRE(describe(start_ticket(alice, trio, 1000)) == "ok");
+    // Searched through alice's own connection: no extra connection while the slots are counted.
+    REQUIRE(eventually(
+        [&] {
+            auto found = alice.call(SearchCommand{{"RankMatch"}, "trio", {{"rank", 1000}}, 10});
+            return found && std::holds_alternative<matching::SearchOutcome>(found->body) &&
+                   !std::get<matching::SearchOutcome>(found->body).items.empty();
+        },
+        5s));
+    REQUIRE(describe(start_ticket(bob, trio, 1000)) == "ok");
+    REQUIRE(eventually([&] { return room_members(alice, trio).size() == 2; }, push_wait));
+    std::optional<BlockingClient> carol;
+    REQUIRE(eventually(
+        [&] {
+            auto client = BlockingClient::connect(one.a);
+            if (!client) {
+                return false;
+            }
+            auto hello = client->call(HelloCommand{UserId("carol"), "", {}});
+            if (describe(hello) != "ok") {
+                return false;
+            }
+            carol.emplace(std::move(*client));
+            return true;
+        },
+        3s));
+
+    auto extra = connect_to(one.a);  // TCP accepts; the node closes it at once
+    CHECK(extra.closed_by_peer(3s));
+    CHECK(logged(one.cluster.node(0), "refused a connection: 3 connections already open"));
+
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice", "bob"});
+    REQUIRE(describe(ticket_command(alice, TicketAction::cancel, trio)) == "ok");
+    expect_push(alice, PushKind::cancel, push_wait);
+    expect_push(bob, PushKind::cancel, push_wait);
+
+    carol.reset();
+    CHECK(eventually(
+        [&] {
+            auto client = BlockingClient::connect(one.a);
+            return client && describe(client->call(HelloCommand{UserId("dave"), "", {}})) == "ok";
+        },
+        3s));
+    check_no_errors_logged(one.cluster, 1);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: a second hello for a user on the same node closes "
+                  "the first session and cancels its ticket") {
+    // The old connection closes; its room ends for the member on another node; the new session
+    // hears nothing of the old ticket and may start afresh.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    open_trio(alice, bob, b, "alice", "bob");
+
+    auto alice_again = session(a, "alice");
+    CHECK(closed_soon(alice, 3s));
+    const auto to_bob = expect_push(bob, PushKind::cancel, push_wait);
+    CHECK(to_bob.room_id.ends_with("@node-a"));
+    CHECK(eventually([&] { return ticket_count(a, "in_progress") == 0; }, 3s));
+    CHECK(silent_for(alice_again, quiet));
+    CHECK(silent_for(bob, quiet));
+    CHECK(category(ticket_command(alice_again, TicketAction::members, trio)) == "ticket_not_found");
+    CHECK(describe(start_ticket(alice_again, trio, 1000)) == "ok");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: a hello for a user on another node closes the "
+                  "first session and cancels its ticket") {
+    // One session per user in the whole cluster: the newer one wins.
+    auto alice = session(a, "alice");
+    REQUIRE(describe(start_ticket(alice, duel, 1000)) == "ok");
+    REQUIRE(eventually([&] { return ticket_count(a, "in_progress") == 1; }, 3s));
+
+    auto alice_elsewhere = session(b, "alice");
+    CHECK(closed_soon(alice, 3s));
+    CHECK(eventually([&] { return ticket_count(a, "in_progress") == 0; }, 3s));
+    CHECK(silent_for(alice_elsewhere, quiet));
+    CHECK(describe(start_ticket(alice_elsewhere, duel, 1000)) == "ok");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: garbage on the client port never disturbs another "
+                  "session's ticket") {
+    // Broken streams close only their own connection; a ticket in progress on the same node
+    // still matches, and each player still hears one 220.
+    const std::uint64_t seed = std::random_device{}();
+    CAPTURE(seed);
+    std::mt19937_64 random(seed);
+    auto random_bytes = [&](std::size_t count) {
+        std::vector<std::byte> bytes(count);
+        for (auto& byte : bytes) {
+            byte = static_cast<std::byte>(random());
+        }
+        return bytes;
+    };
+    auto spray = [&](const std::string& address) {
+        std::vector<std::byte> truncated = header_bytes(64, 1, 0);
+        truncated.resize(truncated.size() + 10);
+        const std::vector<std::vector<std::byte>> closing{
+            random_bytes(8) /* a random header */, header_bytes(0, 1, 0), header_bytes(16, 2, 0),
+            header_bytes(1u << 30, 1, 0), header_bytes(13, 1, 0)};
+        for (const auto& bytes : closing) {
+            RawConnection connection(address);
+            connection.send(bytes);
+            connection.send(random_bytes(200));
+            CHECK(connection.closed_by_peer(3s));
+        }
+        RawConnection cut(address);
+        cut.send(truncated);
+        cut.close();
+        // Framed, but not a request: an error reply, and that connection stays.
+        RawConnection confused(address);
+        confused.send(deep_message());
+        CHECK(confused.read_body(3s).has_value());
+        // A frame of random words: an error reply or a close, never more.
+        RawConnection noise(address);
+        auto body = random_bytes(64);
+        auto framed = header_bytes(static_cast<std::uint32_t>(body.size()), 1, 0);
+        framed.insert(framed.end(), body.begin(), body.end());
+        noise.send(framed);
+    };
+
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    REQUIRE(describe(start_ticket(alice, duel, 1000)) == "ok");
+    spray(a);
+    wait_for_rooms(b, "duel", 1000);
+    REQUIRE(describe(start_ticket(bob, duel, 1000)) == "ok");
+    spray(a);
+    spray(b);
+    const auto room = expect_push(alice, PushKind::success, push_wait).room_id;
+    CHECK(expect_push(bob, PushKind::success, push_wait).room_id == room);
+    CHECK(silent_for(alice, quiet));
+    CHECK(silent_for(bob, quiet));
+    CHECK(room_members(alice, duel) == std::vector<std::string>{"alice", "bob"});
+    CHECK(logged(cluster.node(0), "client: closed connection"));
+    check_no_errors_logged(cluster, 3);
+}

@@ -1,0 +1,113 @@
+#pragma once
+// A simulated cluster with a MatchingService on every node, for the distributed store's tests.
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matching/service.hpp"
+#include "mesh/sim/sim_world.hpp"
+
+namespace matching_sim {
+
+using namespace matchmesh;
+using namespace matchmesh::matching;
+using namespace matchmesh::mesh;
+using namespace matchmesh::mesh::sim;
+using namespace std::chrono_literals;
+
+inline MeshOptions sim_mesh_options() {
+    MeshOptions options;
+    options.membership.heartbeat_interval = Duration(100);
+    options.membership.dead_after = Duration(600);
+    return options;
+}
+
+struct MatchingCluster {
+    // Declared before the world: the world's stop hooks still use them while it is destroyed.
+    std::map<NodeId, std::unique_ptr<MatchingService>> services;
+    std::map<std::string, PropertyWidths> profiles{{"Rank10", {{"rank", 10}}},
+                                                   {"Rank100", {{"rank", 100}}},
+                                                   {"LevelLeague", {{"league", 5}, {"level", 1}}}};
+    std::vector<std::string> warnings;
+    SimWorld world;
+
+    MatchingCluster(std::size_t count, int distribution_rate, std::uint64_t seed = 1,
+                    LinkModel links = {})
+        : world(seed, sim_mesh_options(), links) {
+        world.on_start([this, distribution_rate](SimNode& node) {
+            ServiceOptions options;
+            options.distribution_rate = distribution_rate;
+            options.search_timeout = Duration(200);
+            options.on_warning = [this](const std::string& text) { warnings.push_back(text); };
+            auto service =
+                std::make_unique<MatchingService>(node.network(), node.scheduler(), options);
+            for (const auto& [id, widths] : profiles) {
+                REQUIRE(service->profiles().define(id, widths).has_value());
+            }
+            services[node.id()] = std::move(service);
+        });
+        world.on_stop([this](SimNode& node) { services.erase(node.id()); });
+        for (std::size_t i = 0; i < count; ++i) {
+            SimNodeConfig config{name(i), "HTTP", {}};
+            if (i > 0) {
+                config.seeds.push_back(name(0));
+            }
+            world.add_node(config);
+        }
+        REQUIRE(world.run_until_converged(5s));
+    }
+
+    static NodeId name(std::size_t i) { return NodeId("n" + std::to_string(i)); }
+    MatchingService& at(const NodeId& id) { return *services.at(id); }
+    MatchingService& at(std::size_t i) { return at(name(i)); }
+
+    // Runs a search started by `start` (which gets the callback) until it answers.
+    template <typename Start>
+    SearchOutcome await(Start&& start, Duration limit = Duration(5000)) {
+        std::optional<SearchOutcome> outcome;
+        auto ok = start([&outcome](SearchOutcome result) { outcome = std::move(result); });
+        REQUIRE(ok.has_value());
+        const Time deadline = world.now() + limit;
+        while (!outcome && world.now() < deadline) {
+            world.run_for(Duration(1));
+        }
+        REQUIRE(outcome.has_value());
+        return std::move(*outcome);
+    }
+
+    SearchOutcome search_rank(std::size_t from, std::int64_t rank, std::size_t limit = 100,
+                              const std::string& profile = "Rank10") {
+        const std::vector<std::string> ids{profile};
+        return await([&](SearchCallback done) {
+            return at(from).search(ids, "", {{"rank", rank}}, limit, std::move(done));
+        });
+    }
+
+    // How many items with this origin any running node still stores.
+    std::size_t stored_from(const NodeId& origin) {
+        std::size_t count = 0;
+        for (auto& [id, service] : services) {
+            service->local_items().for_each_bucket([&](const BucketView& bucket) {
+                service->local_items().for_each_item(bucket.key, [&](const FoundItem& item) {
+                    count += item.origin == origin.str() ? 1 : 0;
+                });
+            });
+        }
+        return count;
+    }
+};
+
+inline std::vector<std::string> ids_of(const SearchOutcome& outcome) {
+    std::vector<std::string> ids;
+    for (const Found& item : outcome.items) {
+        ids.push_back(item.unique_id);
+    }
+    return ids;
+}
+
+}  // namespace matching_sim

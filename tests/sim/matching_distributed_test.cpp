@@ -1,0 +1,260 @@
+// The distributed store on the simulated network: agreement with a single-node store, replica
+// failures, partitions, purging a dead node's items.
+#include <doctest/doctest.h>
+
+#include "support/seed.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include "matching/store.hpp"
+#include "matching_cluster.hpp"
+
+using namespace matching_sim;
+
+namespace {
+
+struct Expected {
+    std::string profile;
+    std::string unique_id;
+    friend bool operator==(const Expected&, const Expected&) = default;
+};
+
+std::vector<Expected> expected_of(const SearchResults& results) {
+    std::vector<Expected> out;
+    for (const auto& found : results) {
+        out.push_back({std::string(found.profile_id), std::string(found.unique_id)});
+    }
+    return out;
+}
+
+std::vector<Expected> actual_of(const SearchOutcome& outcome) {
+    std::vector<Expected> out;
+    for (const auto& found : outcome.items) {
+        out.push_back({found.profile_id, found.unique_id});
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("matching/distributed: searches from any node agree with one local store") {
+    const std::uint64_t seed = test_support::choose_seed("distributed differential");
+    INFO("seed ", seed);
+    std::mt19937_64 random(seed);
+    auto pick = [&random](std::int64_t low, std::int64_t high) {
+        return std::uniform_int_distribution<std::int64_t>(low, high)(random);
+    };
+    const std::size_t node_count = static_cast<std::size_t>(pick(5, 20));
+    const int rate = std::array{10, 25, 50, 100}[static_cast<std::size_t>(pick(0, 3))];
+    INFO("nodes ", node_count, " distributionRate ", rate);
+    // Zero latency keeps expiry identical to the reference; frames still go through the codec.
+    MatchingCluster cluster(node_count, rate, seed,
+                            LinkModel{Duration(0), Duration(0), 0.0, false});
+    Store reference("reference");
+    for (const auto& [id, widths] : cluster.profiles) {
+        REQUIRE(reference.define(id, widths).has_value());
+    }
+    const std::vector<std::string> tags{"", "eu"};
+    SearchResults expected;
+    std::size_t nonempty = 0;
+    for (int step = 0; step < 3000; ++step) {
+        CAPTURE(step);
+        const auto roll = pick(0, 99);
+        const std::string profile = std::next(cluster.profiles.begin(), pick(0, 2))->first;
+        const std::int64_t item = pick(0, 79);
+        // Each item belongs to one node, as a ticket's items do.
+        const std::size_t owner = static_cast<std::size_t>(item) % node_count;
+        const std::string tag = tags[static_cast<std::size_t>(pick(0, 1))];
+        Properties props = profile == "LevelLeague"
+                               ? Properties{{"level", pick(-3, 3)}, {"league", pick(-10, 10)}}
+                               : Properties{{"rank", pick(-50, 50)}};
+        if (roll < 40) {
+            const std::string id = "i" + std::to_string(item);
+            const auto ttl = std::chrono::seconds(pick(1, 10));
+            REQUIRE(
+                reference.add(profile, id, tag, props, {}, ttl, cluster.world.now()).has_value());
+            REQUIRE(cluster.at(owner).add(profile, id, tag, props, {}, ttl).has_value());
+            cluster.world.run_for(Duration(0));
+        } else if (roll < 75) {
+            std::vector<std::string> profile_ids{profile};
+            if (profile != "LevelLeague" && pick(0, 1) == 1) {
+                profile_ids.push_back(profile == "Rank10" ? "Rank100" : "Rank10");
+            }
+            RangeProperties range;
+            for (const auto& [name, value] : props) {
+                range[name] = {value, value + pick(-15, 15), value + pick(-15, 15)};
+            }
+            const auto limit = static_cast<std::size_t>(pick(1, 25));
+            const std::size_t from =
+                static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(node_count) - 1));
+            const std::vector<std::string> search_tags{tag};
+            REQUIRE(reference
+                        .search_with_range_with_tags(profile_ids, search_tags, range, limit,
+                                                     cluster.world.now(), expected)
+                        .has_value());
+            auto outcome = cluster.await([&](SearchCallback done) {
+                return cluster.at(from).search_with_range_with_tags(profile_ids, search_tags, range,
+                                                                    limit, std::move(done));
+            });
+            CHECK(outcome.keys_unanswered == 0);
+            REQUIRE(actual_of(outcome) == expected_of(expected));
+            nonempty += outcome.items.empty() ? 0 : 1;
+        } else if (roll < 85) {
+            const std::vector<std::string> ids{"i" + std::to_string(item)};
+            REQUIRE(reference.remove(profile, ids, cluster.world.now()).has_value());
+            // Usually the owner removes; sometimes another node, which must broadcast.
+            const std::size_t remover = pick(0, 3) == 0 ? (owner + 1) % node_count : owner;
+            REQUIRE(cluster.at(remover).remove(profile, ids).has_value());
+            cluster.world.run_for(Duration(0));
+        } else {
+            cluster.world.run_for(Duration(pick(1, 1500)));
+        }
+    }
+    std::printf("distributed differential: %zu nodes, rate %d, %zu searches with results\n",
+                node_count, rate, nonempty);
+    CHECK(nonempty > 200);
+    CHECK(cluster.warnings.empty());
+}
+
+TEST_CASE("matching/distributed: items survive R-1 dead replicas and vanish with all R") {
+    MatchingCluster cluster(6, 50, 3, LinkModel{Duration(1), Duration(0), 0.0, false});  // R = 3
+    CHECK(cluster.at(0).placement().replica_count() == 3);
+    for (int rank = 0; rank < 100; rank += 10) {
+        REQUIRE(cluster.at(0)
+                    .add("Rank10", "r" + std::to_string(rank), "", {{"rank", rank}}, {}, 60s)
+                    .has_value());
+    }
+    cluster.world.run_for(10ms);
+    // Kill two of the three replicas of the key of rank 40 (not the searching node).
+    std::vector<NodeId> replicas;
+    const auto key = cluster.at(0).profiles().create_key("Rank10", "", {{"rank", 40}});
+    cluster.at(0).placement().replicas(key_hash(*key), replicas);
+    std::vector<NodeId> doomed;
+    for (const NodeId& node : replicas) {
+        if (node != MatchingCluster::name(5) && doomed.size() < 2) {
+            doomed.push_back(node);
+        }
+    }
+    for (const NodeId& node : doomed) {
+        cluster.world.crash(node);
+    }
+    // Before the failure detector notices: timeouts, then the next replica answers.
+    auto before = cluster.search_rank(5, 40);
+    CHECK(ids_of(before) == std::vector<std::string>{"r40"});
+    CHECK(before.keys_unanswered == 0);
+    cluster.world.run_for(1s);  // both declared dead; placement now ignores them
+    auto after = cluster.search_rank(5, 40);
+    CHECK(after.keys_unanswered == 0);
+
+    // All R replicas of another key dead at once: the search still returns, without it.
+    std::optional<int> lost_rank;
+    std::vector<NodeId> lost_replicas;
+    for (int rank = 0; rank < 100 && !lost_rank; rank += 10) {
+        const auto other = cluster.at(5).profiles().create_key("Rank10", "", {{"rank", rank}});
+        cluster.at(5).placement().replicas(key_hash(*other), lost_replicas);
+        if (std::find(lost_replicas.begin(), lost_replicas.end(), MatchingCluster::name(5)) ==
+            lost_replicas.end()) {
+            lost_rank = rank;
+        }
+    }
+    REQUIRE(lost_rank.has_value());
+    for (const NodeId& node : lost_replicas) {
+        cluster.world.crash(node);
+    }
+    const Time started = cluster.world.now();
+    auto missing = cluster.search_rank(5, *lost_rank);
+    CHECK(missing.items.empty());
+    CHECK(missing.keys_unanswered == 1);
+    CHECK(cluster.world.now() - started <= Duration(200) * lost_replicas.size() + 10ms);
+}
+
+TEST_CASE("matching/distributed: a dead node's items disappear from every node") {
+    MatchingCluster cluster(5, 100, 5, LinkModel{Duration(1), Duration(0), 0.0, false});
+    for (int i = 0; i < 20; ++i) {
+        REQUIRE(cluster.at(2)
+                    .add("Rank10", "x" + std::to_string(i), "", {{"rank", i * 7}}, {}, 60s)
+                    .has_value());
+        REQUIRE(cluster.at(3)
+                    .add("Rank10", "y" + std::to_string(i), "", {{"rank", i * 7}}, {}, 60s)
+                    .has_value());
+    }
+    cluster.world.run_for(10ms);
+    CHECK(cluster.stored_from(MatchingCluster::name(2)) == 20 * 5);  // rate 100: on every node
+    cluster.world.crash(MatchingCluster::name(2));
+    cluster.world.run_for(900ms);  // failure timeout plus a heartbeat
+    CHECK(cluster.stored_from(MatchingCluster::name(2)) == 0);
+    CHECK(cluster.stored_from(MatchingCluster::name(3)) == 20 * 4);  // the 4 survivors keep theirs
+    CHECK(ids_of(cluster.search_rank(0, 0)) == std::vector<std::string>{"y0", "y1"});
+}
+
+TEST_CASE("matching/distributed: a graceful leave purges at once") {
+    MatchingCluster cluster(4, 100, 6, LinkModel{Duration(1), Duration(0), 0.0, false});
+    REQUIRE(cluster.at(1).add("Rank10", "a", "", {{"rank", 5}}, {}, 60s).has_value());
+    cluster.world.run_for(10ms);
+    CHECK(cluster.stored_from(MatchingCluster::name(1)) == 4);
+    cluster.world.stop_gracefully(MatchingCluster::name(1));
+    cluster.world.run_for(20ms);
+    CHECK(cluster.stored_from(MatchingCluster::name(1)) == 0);
+}
+
+TEST_CASE("matching/distributed: a partition keeps each side searchable and heals") {
+    MatchingCluster cluster(6, 50, 8, LinkModel{Duration(2), Duration(1), 0.0, false});
+    auto add_all = [&] {
+        for (std::size_t i = 0; i < 6; ++i) {
+            REQUIRE(cluster.at(i)
+                        .add("Rank10", "p" + std::to_string(i), "", {{"rank", 5}}, {}, 60s)
+                        .has_value());
+        }
+    };
+    add_all();
+    cluster.world.run_for(20ms);
+    CHECK(cluster.search_rank(0, 5).items.size() == 6);
+    const std::set<NodeId> left{MatchingCluster::name(0), MatchingCluster::name(1),
+                                MatchingCluster::name(2)};
+    const std::set<NodeId> right{MatchingCluster::name(3), MatchingCluster::name(4),
+                                 MatchingCluster::name(5)};
+    cluster.world.partition(left, right);
+    cluster.world.run_for(1500ms);
+    // Each side declared the other dead and purged its items: only its own side's items remain.
+    for (std::size_t i : {0u, 4u}) {
+        auto outcome = cluster.search_rank(i, 5);
+        CHECK(outcome.items.size() <= 3);
+        for (const Found& item : outcome.items) {
+            const std::size_t origin = static_cast<std::size_t>(item.unique_id[1] - '0');
+            CHECK((origin < 3) == (i < 3));
+        }
+    }
+    cluster.world.heal();
+    REQUIRE(cluster.world.run_until_converged(2s));
+    add_all();  // the owners refresh their items, as tickets do
+    cluster.world.run_for(20ms);
+    for (std::size_t i = 0; i < 6; ++i) {
+        CHECK(cluster.search_rank(i, 5).items.size() == 6);
+    }
+}
+
+TEST_CASE("matching/distributed: peers' malformed messages are dropped, never stored") {
+    MatchingCluster cluster(3, 100, 9, LinkModel{Duration(1), Duration(0), 0.0, false});
+    Network& n0 = cluster.world.node(MatchingCluster::name(0)).network();
+    // An item for a profile nobody defined, and one whose key belongs to another profile.
+    std::vector<AddedItem> bad{{"Nope", "Nope\t\t1", "u1", {}, 10s},
+                               {"Rank10", "Rank100\t\t1", "u2", {}, 10s}};
+    n0.send(MatchingCluster::name(1), wire::SERVICE, wire::METHOD_ADD,
+            encode_add(std::span(&bad[0], 1)));
+    n0.send(MatchingCluster::name(1), wire::SERVICE, wire::METHOD_ADD,
+            encode_add(std::span(&bad[1], 1)));
+    // Garbage words where a search request should be.
+    std::optional<std::string> failure;
+    const std::vector<capnp::word> garbage(4, capnp::word{});
+    n0.request(MatchingCluster::name(1), wire::SERVICE, wire::METHOD_SEARCH,
+               Payload::copy_of(garbage), 1s, [&](std::expected<PayloadView, MeshError> reply) {
+                   failure = reply ? "answered" : std::string(to_string(reply.error().code));
+               });
+    cluster.world.run_for(20ms);
+    CHECK(cluster.at(1).local_items().size() == 0);
+    CHECK(cluster.at(1).counters().peer_items_rejected == 2);
+    CHECK(failure == std::optional<std::string>("malformed"));
+    CHECK(cluster.warnings.size() == 3);
+}

@@ -1,0 +1,191 @@
+// Membership and request/response of MeshCore, run on the simulated network.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "mesh/frame.hpp"
+#include "mesh/sim/sim_world.hpp"
+
+using namespace matchmesh;
+using namespace matchmesh::mesh;
+using namespace matchmesh::mesh::sim;
+using namespace std::chrono_literals;
+
+namespace {
+
+MeshOptions fast_options() {
+    MeshOptions options;
+    options.membership.heartbeat_interval = Duration(100);
+    options.membership.dead_after = Duration(600);
+    return options;
+}
+
+// A world of `count` nodes n0..n{count-1}, all seeded with n0.
+struct Cluster {
+    SimWorld world;
+    std::vector<MembershipEvent> events;  // every event any node published, in order
+    std::vector<NodeId> event_nodes;
+
+    explicit Cluster(std::size_t count, std::uint64_t seed = 7, LinkModel links = {})
+        : world(seed, fast_options(), links) {
+        world.on_start([this](SimNode& node) {
+            node.network().on_membership([this, id = node.id()](const MembershipEvent& event) {
+                events.push_back(event);
+                event_nodes.push_back(id);
+            });
+        });
+        for (std::size_t i = 0; i < count; ++i) {
+            SimNodeConfig config{name(i), "HTTP", {}};
+            if (i > 0) {
+                config.seeds.push_back(name(0));
+            }
+            world.add_node(config);
+        }
+    }
+
+    static NodeId name(std::size_t i) { return NodeId("n" + std::to_string(i)); }
+
+    std::vector<std::string> live_at(std::size_t i) {
+        std::vector<std::string> ids;
+        for (const MemberInfo& member : world.node(name(i)).network().live_members()) {
+            ids.push_back(member.id.str());
+        }
+        return ids;
+    }
+
+    std::size_t count_events(MembershipEvent::Kind kind, const NodeId& about) const {
+        return static_cast<std::size_t>(std::count_if(events.begin(), events.end(), [&](auto& e) {
+            return e.kind == kind && e.member.id == about;
+        }));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("mesh/membership: nodes seeded with one node learn every member") {
+    Cluster cluster(6);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    CHECK(cluster.live_at(5) == std::vector<std::string>{"n0", "n1", "n2", "n3", "n4", "n5"});
+    CHECK(cluster.live_at(2).size() == 6);
+    // Each node saw every other join exactly once.
+    CHECK(cluster.count_events(MembershipEvent::Kind::joined, NodeId("n3")) == 5);
+}
+
+TEST_CASE("mesh/membership: a crashed node is declared dead within the failure timeout") {
+    Cluster cluster(5);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    const Time crashed_at = cluster.world.now();
+    cluster.world.crash(NodeId("n2"));
+    cluster.world.run_for(600ms);  // not yet: silence must last longer than dead_after
+    CHECK(cluster.count_events(MembershipEvent::Kind::died, NodeId("n2")) == 0);
+    cluster.world.run_for(200ms);  // dead_after + one heartbeat tick
+    CHECK(cluster.count_events(MembershipEvent::Kind::died, NodeId("n2")) == 4);
+    CHECK(cluster.world.now() - crashed_at <= 800ms);
+    CHECK(cluster.live_at(0) == std::vector<std::string>{"n0", "n1", "n3", "n4"});
+}
+
+TEST_CASE("mesh/membership: a restarted node rejoins as a new incarnation") {
+    Cluster cluster(4);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    const auto old_incarnation = cluster.world.node(NodeId("n3")).core().self().incarnation;
+    cluster.world.crash(NodeId("n3"));
+    cluster.world.run_for(100ms);  // restarted before anyone noticed
+    cluster.world.restart(NodeId("n3"));
+    REQUIRE(cluster.world.run_until_converged(2s));
+    const MemberInfo* seen = cluster.world.node(NodeId("n0")).network().find_live(NodeId("n3"));
+    REQUIRE(seen != nullptr);
+    CHECK(seen->incarnation > old_incarnation);
+    // The old incarnation died everywhere, so whatever it owned is gone.
+    CHECK(cluster.count_events(MembershipEvent::Kind::died, NodeId("n3")) == 3);
+}
+
+TEST_CASE("mesh/membership: a graceful leave is seen at once, not after the timeout") {
+    Cluster cluster(4);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    cluster.world.stop_gracefully(NodeId("n1"));
+    cluster.world.run_for(50ms);
+    CHECK(cluster.count_events(MembershipEvent::Kind::left, NodeId("n1")) == 3);
+    CHECK(cluster.count_events(MembershipEvent::Kind::died, NodeId("n1")) == 0);
+}
+
+TEST_CASE("mesh/membership: a partition is declared on both sides and heals into one cluster") {
+    Cluster cluster(5);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    cluster.world.partition({NodeId("n0"), NodeId("n1")},
+                            {NodeId("n2"), NodeId("n3"), NodeId("n4")});
+    cluster.world.run_for(1200ms);  // twice the failure timeout
+    CHECK(cluster.live_at(0) == std::vector<std::string>{"n0", "n1"});
+    CHECK(cluster.live_at(3) == std::vector<std::string>{"n2", "n3", "n4"});
+    cluster.world.heal();
+    // Each side was declared dead by the other: it is told so, resets and rejoins anew.
+    REQUIRE(cluster.world.run_until_converged(1200ms));  // within 2x the failure timeout
+    CHECK(cluster.live_at(4).size() == 5);
+    CHECK(cluster.count_events(MembershipEvent::Kind::self_reset, NodeId("n0")) +
+              cluster.count_events(MembershipEvent::Kind::self_reset, NodeId("n2")) >=
+          1);
+}
+
+TEST_CASE("mesh/membership: the same seed gives the same run") {
+    LinkModel links{Duration(2), Duration(3), 0.01, true};
+    auto run = [&](std::uint64_t seed) {
+        Cluster cluster(7, seed, links);
+        cluster.world.run_for(1s);
+        cluster.world.crash(NodeId("n4"));
+        cluster.world.run_for(2s);
+        return cluster.world.event_log_hash();
+    };
+    CHECK(run(11) == run(11));
+    CHECK(run(11) != run(12));
+}
+
+TEST_CASE("mesh/requests: answered, failed, timed out, and unreachable") {
+    Cluster cluster(3);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    constexpr ServiceId echo = 99;
+    for (SimNode* node : cluster.world.nodes()) {
+        node->network().on_request(echo, 1,
+                                   [](const NodeId&, PayloadView payload, Responder reply) {
+                                       reply.reply(Payload::copy_of(payload));
+                                   });
+        node->network().on_request(echo, 2, [](const NodeId&, PayloadView, Responder reply) {
+            reply.fail(MeshErrc::remote, "refused on purpose");
+        });
+        node->network().on_request(echo, 3, [](const NodeId&, PayloadView, Responder) {
+            // Dropped without an answer: the caller must still hear back.
+        });
+    }
+    Network& n0 = cluster.world.node(NodeId("n0")).network();
+    const std::vector<capnp::word> words(3, capnp::word{});
+    const Payload payload = Payload::copy_of(words);
+    std::vector<std::string> outcomes;
+    auto record = [&outcomes](std::expected<PayloadView, MeshError> result) {
+        outcomes.push_back(result ? "ok:" + std::to_string(result->size())
+                                  : std::string(to_string(result.error().code)));
+    };
+    n0.request(NodeId("n1"), echo, 1, payload, 500ms, record);
+    n0.request(NodeId("n0"), echo, 1, payload, 500ms, record);  // to itself
+    n0.request(NodeId("n2"), echo, 2, payload, 500ms, record);
+    n0.request(NodeId("n2"), echo, 3, payload, 500ms, record);
+    n0.request(NodeId("n2"), echo, 4, payload, 500ms, record);  // nothing registered
+    n0.request(NodeId("nobody"), echo, 1, payload, 500ms, record);
+    cluster.world.run_for(100ms);
+    std::sort(outcomes.begin(), outcomes.end());
+    CHECK(outcomes == std::vector<std::string>{"no handler", "ok:3", "ok:3", "remote failure",
+                                               "remote failure", "unreachable"});
+
+    outcomes.clear();
+    cluster.world.block(NodeId("n1"), NodeId("n0"));  // n1 hears but cannot answer
+    n0.request(NodeId("n1"), echo, 1, payload, 200ms, record);
+    cluster.world.run_for(199ms);
+    CHECK(outcomes.empty());
+    cluster.world.run_for(2ms);
+    CHECK(outcomes == std::vector<std::string>{"timeout"});
+
+    outcomes.clear();
+    cluster.world.unblock(NodeId("n1"), NodeId("n0"));
+    cluster.world.block(NodeId("n2"), NodeId("n0"));
+    n0.request(NodeId("n2"), echo, 1, payload, 5s, record);
+    cluster.world.run_for(1s);  // n2 goes silent and dies before the timeout
+    CHECK(outcomes == std::vector<std::string>{"unreachable"});
+    CHECK(cluster.world.node(NodeId("n0")).core().pending_requests() == 0);
+}

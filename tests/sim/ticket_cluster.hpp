@@ -1,0 +1,211 @@
+#pragma once
+// A simulated cluster with matching and ticket services on every node, a recording push sink
+// (the ticket ledger of the test plan), and checks of the ticket invariants.
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "matching/service.hpp"
+#include "mesh/sim/sim_world.hpp"
+#include "ticket/service.hpp"
+
+namespace ticket_sim {
+
+using namespace matchmesh;
+using namespace matchmesh::mesh;
+using namespace matchmesh::mesh::sim;
+using namespace matchmesh::ticket;
+using namespace std::chrono_literals;
+
+inline constexpr TicketType ranked = 1;
+
+// Every push a user received, in order.
+struct Received {
+    PushMessage message;
+    Time at;
+};
+
+class Ledger final : public PushSink {
+public:
+    explicit Ledger(SimWorld& world) : world_(world) {}
+    void push(const UserId& user, const PushMessage& message) override {
+        pushes[user].push_back(Received{message, world_.now()});
+        if (is_terminal(message.kind)) {
+            ++terminal[message.ticket_id][user];
+            terminal_kinds[message.ticket_id].insert(message.kind);
+            const std::string reason(message.payload.begin(), message.payload.end());
+            if (message.kind == PushKind::cancel &&
+                (reason == cancel_reason_room_gone || reason == cancel_reason_rejoined)) {
+                room_gone_cancels.insert(message.ticket_id);
+            }
+        }
+    }
+    // The user's terminal pushes, as 220/219/222 codes.
+    std::vector<std::uint16_t> terminal_codes(const UserId& user) const {
+        std::vector<std::uint16_t> codes;
+        if (auto found = pushes.find(user); found != pushes.end()) {
+            for (const Received& received : found->second) {
+                if (is_terminal(received.message.kind)) {
+                    codes.push_back(received.message.cmd);
+                }
+            }
+        }
+        return codes;
+    }
+    std::vector<std::uint16_t> codes(const UserId& user) const {
+        std::vector<std::uint16_t> all;
+        if (auto found = pushes.find(user); found != pushes.end()) {
+            for (const Received& received : found->second) {
+                all.push_back(received.message.cmd);
+            }
+        }
+        return all;
+    }
+
+    std::map<UserId, std::vector<Received>> pushes;
+    std::map<TicketId, std::map<UserId, int>> terminal;  // per participation, per user
+    std::map<TicketId, std::set<PushKind>> terminal_kinds;
+    std::set<TicketId> room_gone_cancels;  // cancels a home decided because a node was declared dead
+
+private:
+    SimWorld& world_;
+};
+
+inline mesh::MeshOptions ticket_mesh_options() {
+    mesh::MeshOptions options;
+    options.membership.heartbeat_interval = Duration(100);
+    options.membership.dead_after = Duration(600);
+    return options;
+}
+
+struct TicketCluster {
+    std::map<NodeId, std::unique_ptr<matching::MatchingService>> matching;
+    std::map<NodeId, std::unique_ptr<TicketService>> tickets;
+    std::function<Callbacks()> make_callbacks;
+    std::function<void(const NodeId&)> on_node_stop;
+    int distribution_rate = 50;
+    SimWorld world;
+    Ledger ledger{world};
+
+    TicketCluster(std::size_t count, std::uint64_t seed, LinkModel links,
+                  std::function<Callbacks()> callbacks_factory)
+        : make_callbacks(std::move(callbacks_factory)), world(seed, ticket_mesh_options(), links) {
+        world.on_start([this](SimNode& node) {
+            matching::ServiceOptions matching_options;
+            matching_options.distribution_rate = distribution_rate;
+            matching_options.search_timeout = Duration(200);
+            auto store = std::make_unique<matching::MatchingService>(
+                node.network(), node.scheduler(), matching_options);
+            REQUIRE(store->profiles().define("Rank", {{"rank", 100}}).has_value());
+            TicketServiceOptions options;
+            options.limits.ticket_duration_min = std::chrono::seconds(1);
+            options.join_timeout = Duration(200);
+            options.courier.attempt_timeout = Duration(200);
+            auto service = std::make_unique<TicketService>(node.network(), node.scheduler(), *store,
+                                                           ledger, options);
+            service->set_callbacks(ranked, make_callbacks());
+            matching[node.id()] = std::move(store);
+            tickets[node.id()] = std::move(service);
+        });
+        world.on_stop([this](SimNode& node) {
+            if (on_node_stop) {
+                on_node_stop(node.id());
+            }
+            tickets.erase(node.id());
+            matching.erase(node.id());
+        });
+        for (std::size_t i = 0; i < count; ++i) {
+            SimNodeConfig config{name(i), "HTTP", {}};
+            if (i > 0) {
+                config.seeds.push_back(name(0));
+            }
+            world.add_node(config);
+        }
+        REQUIRE(world.run_until_converged(5s));
+    }
+
+    static NodeId name(std::size_t i) { return NodeId("n" + std::to_string(i)); }
+    TicketService& at(std::size_t i) { return *tickets.at(name(i)); }
+
+    User connect(std::size_t node, const std::string& user, std::int64_t rating) {
+        User u{UserId(user), "sid-" + user, name(node), {{"rating", rating}}};
+        at(node).connect_user(u);
+        return u;
+    }
+
+    void run(Duration duration) { world.run_for(duration); }
+
+    // Rooms above their size, and users counted in two rooms of one type. A membership counts
+    // while the room's node and the user's home see each other alive, and a searching ticket's
+    // own room (its party, which nobody can join) is not a room: while its join's answer is on
+    // the way, the party is already in the room it joined.
+    std::vector<std::string> broken_invariants() {
+        std::vector<std::string> broken;
+        std::map<std::pair<UserId, TicketType>, std::vector<std::string>> rooms_of;
+        for (auto& [node, service] : tickets) {
+            for (const auto& [room_id, room] : service->rooms()) {
+                if (room.members.size() > room.max_members) {
+                    broken.push_back("room " + room_id + " holds " +
+                                     std::to_string(room.members.size()) + " members, more than " +
+                                     std::to_string(room.max_members));
+                }
+                for (const Member& member : room.members) {
+                    if (room.state == RoomState::searching) {
+                        break;
+                    }
+                    const bool mutual = member.user.home == node ||
+                                        (world.node(node).network().find_live(member.user.home) &&
+                                         tickets.contains(member.user.home) &&
+                                         world.node(member.user.home).network().find_live(node));
+                    if (mutual) {
+                        static const char* states[] = {"searching", "waiting", "completed", "backfill"};
+                        rooms_of[{member.user.id, room.type}].push_back(
+                            room_id + " (" + states[static_cast<int>(room.state)] + ", ticket " +
+                            member.ticket_id.str() + ")");
+                    }
+                }
+            }
+        }
+        for (const auto& [key, rooms] : rooms_of) {
+            if (rooms.size() > 1) {
+                broken.push_back("user " + key.first.str() + " is in " +
+                                 std::to_string(rooms.size()) + " rooms: " + rooms[0] + " and " +
+                                 rooms[1]);
+            }
+        }
+        for (auto& [node, service] : tickets) {
+            if (service->stale_reservations() > 0) {
+                broken.push_back("node " + node.str() + " holds expired reservations");
+            }
+        }
+        return broken;
+    }
+};
+
+// Parameters most tests use: rating buckets of 100, search the own bucket and its neighbours.
+inline TicketParams ranked_params(std::int64_t rating, std::uint8_t max_members,
+                                  std::chrono::seconds duration = 5s) {
+    TicketParams params;
+    params.profile_ids = {"Rank"};
+    params.add_properties = {{"rank", rating}};
+    params.search_properties = {{"rank", {rating, rating - 100, rating + 100}}};
+    params.max_members = max_members;
+    params.ticket_duration = duration;
+    params.search_interval = 200ms;
+    params.search_tries = 3;
+    params.how_many = 10;
+    return params;
+}
+
+inline std::int64_t rating_of(const User& user) {
+    auto found = user.data.find("rating");
+    return found == user.data.end() ? 0 : std::get<std::int64_t>(found->second);
+}
+
+}  // namespace ticket_sim

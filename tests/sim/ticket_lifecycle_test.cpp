@@ -1,0 +1,229 @@
+// The ticket state machine, phase by phase, and every operation's success and error cases, on a
+// simulated cluster without faults (virtual time: the timings below are exact).
+#include <doctest/doctest.h>
+
+#include "ticket_cluster.hpp"
+
+using namespace ticket_sim;
+using Codes = std::vector<std::uint16_t>;
+
+namespace {
+
+// Callbacks recording what fired; parameters from the user's rating.
+struct Recorder {
+    std::vector<std::string> events;
+    std::uint8_t max_members = 2;
+    std::chrono::seconds duration = 5s;
+    std::chrono::seconds extension = 0s;
+    std::uint8_t search_tries = 3;
+    std::function<bool(const std::vector<UserId>&)> complete_when;
+
+    Callbacks make() {
+        Callbacks callbacks;
+        callbacks.on_issue_ticket = [this](const User& owner) {
+            auto params = ranked_params(rating_of(owner), max_members, duration);
+            params.timeout_extension_on_match_join = extension;
+            params.search_tries = search_tries;
+            return std::optional(params);
+        };
+        callbacks.on_ticket_complete = [this](const TicketProperties&, const User* owner) {
+            events.push_back("complete:" + (owner ? owner->id.str() : "-"));
+            return Bytes{'o', 'k'};
+        };
+        callbacks.member_joined = [this](const TicketView&, const User* joined, const User*,
+                                         const std::vector<UserId>&) {
+            events.push_back("joined:" + joined->id.str());
+        };
+        callbacks.member_joined_announce = [](const TicketView&, const User* joined, const User*,
+                                              const std::vector<UserId>&) {
+            return std::optional(
+                Announcement{2, 100, Bytes(joined->id.str().begin(), joined->id.str().end())});
+        };
+        callbacks.member_leave = [this](const TicketView&, const User* left, const User*,
+                                        const std::string&, const std::vector<UserId>&) {
+            events.push_back("left:" + left->id.str());
+        };
+        callbacks.member_leave_announce = [](const TicketView&, const User*, const User*,
+                                             const std::vector<UserId>&) {
+            return std::optional(Announcement{2, 101, {}});
+        };
+        callbacks.on_ticket_match = [this](const TicketView&, const User*, const User*,
+                                           const std::string&, const std::vector<UserId>& members) {
+            return complete_when && complete_when(members);
+        };
+        callbacks.on_ticket_timeout = [this](const User* owner) {
+            events.push_back("timeout:" + (owner ? owner->id.str() : "-"));
+        };
+        callbacks.on_ticket_canceled = [this](const User* owner) {
+            events.push_back("canceled:" + (owner ? owner->id.str() : "-"));
+        };
+        callbacks.on_matched_ticket_timeout = [this](const UserId& owner, const User* user) {
+            events.push_back("matched-timeout:" + owner.str() + ">" +
+                             (user ? user->id.str() : "-"));
+        };
+        callbacks.on_matched_ticket_canceled = [this](const UserId& owner, const User* user) {
+            events.push_back("matched-canceled:" + owner.str() + ">" +
+                             (user ? user->id.str() : "-"));
+        };
+        return callbacks;
+    }
+
+    bool fired(const std::string& event) const {
+        return std::find(events.begin(), events.end(), event) != events.end();
+    }
+};
+
+struct Fixture {
+    Recorder recorder;
+    TicketCluster cluster{3, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
+                          [this] { return recorder.make(); }};
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a searcher finds a waiting ticket on another node and "
+                  "both complete with the owner's message") {
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1520);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    // Ann searches three times, 200 ms apart, finds nobody, and waits.
+    cluster.run(700ms);
+    CHECK(cluster.at(0).counters().searches == 3);
+    CHECK(cluster.at(0).is_user_in_ticket_matchmaking(ranked, UserId("ann")));
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(100ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+    const auto& pushes = cluster.ledger.pushes.at(UserId("bob"));
+    CHECK(pushes.back().message.payload == Bytes{'o', 'k'});
+    CHECK(recorder.fired("joined:bob"));
+    CHECK(recorder.fired("complete:ann"));
+    // Ann got the join announcement (ver 2, cmd 100) before her 220.
+    CHECK(cluster.ledger.codes(UserId("ann")) == Codes{100, 220});
+    // Both stay in the completed room until they leave.
+    CHECK(cluster.at(0).start_ticket(ranked, UserId("ann")).error().code == Errc::in_previous_room);
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+          std::vector<UserId>{UserId("ann"), UserId("bob")});
+    CHECK(cluster.at(1).leave_from_ticket_matchmaking(ranked, UserId("bob")));
+    cluster.run(50ms);
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});  // no second terminal push
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a lone ticket times out at its duration") {
+    recorder.duration = 2s;
+    cluster.connect(2, "cat", 900);
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());
+    cluster.run(1999ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("cat")).empty());
+    cluster.run(2ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{219});
+    CHECK(recorder.fired("timeout:cat"));
+    CHECK_FALSE(cluster.at(2).has_ticket(ranked, UserId("cat")));
+    CHECK(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());  // free again
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a join extends the deadline; MaxMembers completes") {
+    recorder.max_members = 3;
+    recorder.duration = 3s;
+    recorder.extension = 2s;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    cluster.connect(2, "cat", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(2500ms);  // past ann's first deadline (3 s): extended to 5 s by bob's join
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());
+    cluster.run(100ms);
+    for (const char* user : {"ann", "bob", "cat"}) {
+        CHECK(cluster.ledger.terminal_codes(UserId(user)) == Codes{220});
+    }
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: OnTicketMatch may complete before MaxMembers") {
+    recorder.max_members = 4;
+    recorder.complete_when = [](const std::vector<UserId>& members) { return members.size() == 2; };
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(100ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: complete-when-expire completes instead of timing out") {
+    recorder.max_members = 4;
+    recorder.duration = 2s;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(100ms);  // bob joined ann's room: his own ticket is over
+    CHECK(cluster.at(0).mark_ticket_as_complete_when_expire(ranked, UserId("ann")));
+    CHECK_FALSE(cluster.at(1).mark_ticket_as_complete_when_expire(ranked, UserId("bob")));
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());
+    cluster.run(1300ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: cancel pushes 222 to everyone; owner and members get "
+                  "their own callbacks") {
+    recorder.max_members = 3;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(100ms);
+    CHECK(cluster.at(1).cancel_ticket(ranked, UserId("bob")).error().code == Errc::not_active);
+    REQUIRE(cluster.at(0).cancel_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{222});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(recorder.fired("canceled:ann"));
+    CHECK(recorder.fired("matched-canceled:ann>bob"));
+    CHECK_FALSE(recorder.fired("matched-canceled:ann>ann"));
+    CHECK(cluster.at(0).cancel_ticket(ranked, UserId("ann")).error().code ==
+          Errc::ticket_not_found);
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: starting errors") {
+    cluster.connect(0, "ann", 1500);
+    CHECK(cluster.at(0).start_ticket(ranked, UserId("nobody")).error().code ==
+          Errc::user_not_found);
+    CHECK(cluster.at(0).start_ticket(7, UserId("ann")).error().code == Errc::not_set_up);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    CHECK(cluster.at(0).start_ticket(ranked, UserId("ann")).error().code ==
+          Errc::already_has_ticket);
+    Callbacks refusing = recorder.make();
+    refusing.on_issue_ticket = [](const User&) { return std::optional<TicketParams>(); };
+    cluster.at(0).set_callbacks(3, refusing);
+    CHECK(cluster.at(0).start_ticket(3, UserId("ann")).error().code == Errc::failed_to_create);
+    Callbacks invalid = recorder.make();
+    invalid.on_issue_ticket = [](const User&) {
+        auto params = ranked_params(1500, 2);
+        params.search_properties = {{"rank", {1}}, {"level", {1}}, {"league", {1, 2}}};
+        return std::optional(params);
+    };
+    cluster.at(0).set_callbacks(4, invalid);
+    auto error = cluster.at(0).start_ticket(4, UserId("ann")).error();
+    CHECK(error.code == Errc::invalid_params);
+    CHECK(error.message == "SearchProperties has 3 properties, at most 2 allowed");
+    invalid.on_issue_ticket = [](const User&) {
+        auto params = ranked_params(1500, 2);
+        params.profile_ids = {"Nope"};
+        return std::optional(params);
+    };
+    cluster.at(0).set_callbacks(5, invalid);
+    CHECK(cluster.at(0).start_ticket(5, UserId("ann")).error().message ==
+          "AddProperties on profile 'Nope': profile 'Nope' is not defined");
+}

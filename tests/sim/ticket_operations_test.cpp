@@ -1,0 +1,412 @@
+// Ticket and room operations across nodes: leave, kick, broadcast, properties, parties, backfill,
+// joins by room ID with reservations, disconnects, and the death of a room's node.
+#include <doctest/doctest.h>
+
+#include "ticket_cluster.hpp"
+
+using namespace ticket_sim;
+using Codes = std::vector<std::uint16_t>;
+
+namespace {
+
+struct Fixture {
+    std::uint8_t max_members = 3;
+    std::vector<std::string> events;
+    std::function<bool(const User* owner, const User* candidate)> allow;  // AllowMatchIf, when set
+    TicketCluster cluster{
+        3, 7, LinkModel{Duration(1), Duration(0), 0.0, false}, [this] {
+            Callbacks callbacks;
+            callbacks.on_issue_ticket = [this](const User& owner) {
+                return std::optional(ranked_params(rating_of(owner), max_members, 5s));
+            };
+            callbacks.member_leave = [this](const TicketView&, const User* left, const User*,
+                                            const std::string&, const std::vector<UserId>&) {
+                events.push_back("left:" + left->id.str());
+            };
+            callbacks.member_leave_announce = [](const TicketView&, const User*, const User*,
+                                                 const std::vector<UserId>&) {
+                return std::optional(Announcement{2, 101, {}});
+            };
+            callbacks.allow_match_if = [this](const TicketProperties&, const User* owner,
+                                              const User* candidate) {
+                return !allow || allow(owner, candidate);
+            };
+            return callbacks;
+        }};
+
+    // ann waits on n0; bob (n1) joins her room.
+    void ann_and_bob() {
+        cluster.connect(0, "ann", 1500);
+        cluster.connect(1, "bob", 1500);
+        REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+        cluster.run(700ms);
+        REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+        cluster.run(100ms);
+        REQUIRE(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+                std::vector<UserId>{UserId("ann"), UserId("bob")});
+    }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: a member leaves; the owner is told and the seat frees") {
+    ann_and_bob();
+    CHECK(cluster.at(1).is_user_in_ticket_matchmaking(ranked, UserId("bob")));
+    CHECK(cluster.at(1).leave_from_ticket_matchmaking(ranked, UserId("bob")));
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.codes(UserId("ann")) == Codes{101});  // the leave announcement
+    CHECK(events == std::vector<std::string>{"left:bob"});
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+          std::vector<UserId>{UserId("ann")});
+    CHECK_FALSE(cluster.at(1).leave_from_ticket_matchmaking(ranked, UserId("bob")));
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());  // free again
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: kick, with its errors") {
+    ann_and_bob();
+    std::optional<Result<void>> kicked;
+    cluster.at(1).kickout_from_ticket(ranked, UserId("bob"), UserId("ann"),
+                                      [&](Result<void> r) { kicked = r; });
+    CHECK(kicked->error().code == Errc::not_owner);
+    cluster.at(0).kickout_from_ticket(ranked, UserId("ann"), UserId("zed"),
+                                      [&](Result<void> r) { kicked = r; });
+    CHECK(kicked->error().code == Errc::target_not_found);
+    cluster.at(0).kickout_from_ticket(ranked, UserId("ann"), UserId("ann"),
+                                      [&](Result<void> r) { kicked = r; });
+    CHECK(kicked->error().code == Errc::target_not_found);
+    cluster.connect(2, "cat", 1500);
+    cluster.at(2).kickout_from_ticket(ranked, UserId("cat"), UserId("bob"),
+                                      [&](Result<void> r) { kicked = r; });
+    CHECK(kicked->error().code == Errc::room_not_found);
+    cluster.at(0).kickout_from_ticket(ranked, UserId("ann"), UserId("bob"),
+                                      [&](Result<void> r) { kicked = r; });
+    REQUIRE(kicked->has_value());
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(events == std::vector<std::string>{"left:bob"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: any member broadcasts 224 to every member") {
+    ann_and_bob();
+    REQUIRE(
+        cluster.at(1).ticket_broadcast(ranked, UserId("bob"), 3, 300, Bytes{'h', 'i'}).has_value());
+    cluster.run(50ms);
+    for (const char* user : {"ann", "bob"}) {
+        const auto& pushes = cluster.ledger.pushes.at(UserId(user));
+        REQUIRE_FALSE(pushes.empty());
+        CHECK(pushes.back().message.kind == PushKind::broadcast);
+        CHECK(pushes.back().message.ver == 3);
+        CHECK(pushes.back().message.cmd == 300);
+        CHECK(pushes.back().message.payload == Bytes{'h', 'i'});
+    }
+    cluster.connect(2, "cat", 1500);
+    CHECK(cluster.at(2).ticket_broadcast(ranked, UserId("cat"), 3, 300, {}).error().code ==
+          Errc::room_not_found);
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: ticket properties and member lists are the owner's") {
+    ann_and_bob();
+    REQUIRE(cluster.at(0)
+                .set_ticket_property(ranked, UserId("ann"), "map", std::string("dust"))
+                .has_value());
+    CHECK(cluster.at(0).set_ticket_property_if_not_exists(ranked, UserId("ann"), "mode",
+                                                          std::int64_t{5}));
+    CHECK_FALSE(cluster.at(0).set_ticket_property_if_not_exists(ranked, UserId("ann"), "map",
+                                                                std::string("x")));
+    auto updated = cluster.at(0).update_ticket_properties(
+        ranked, UserId("ann"), {{"mode", std::int64_t{1}}, {"fresh", true}},
+        [](bool exists, const matching::Value* stored,
+           const matching::Value& proposed) -> matching::Value {
+            return exists ? matching::Value(std::get<std::int64_t>(*stored) +
+                                            std::get<std::int64_t>(proposed))
+                          : proposed;
+        });
+    REQUIRE(updated.has_value());
+    CHECK(std::get<std::int64_t>(
+              *cluster.at(0).get_ticket_property(ranked, UserId("ann"), "mode")) == 6);
+    CHECK(std::get<bool>(*cluster.at(0).get_ticket_property(ranked, UserId("ann"), "fresh")));
+    CHECK(cluster.at(0).get_ticket_properties(ranked, UserId("ann"), {"map", "nope"})->size() == 1);
+    CHECK(cluster.at(1).set_ticket_property(ranked, UserId("bob"), "x", true).error().code ==
+          Errc::not_owner);
+    CHECK_FALSE(cluster.at(1).get_ticket_member_ids(ranked, UserId("bob")).has_value());
+    CHECK(*cluster.at(0).get_ticket_member_sids(ranked, UserId("ann")) ==
+          std::vector<std::string>{"sid-ann", "sid-bob"});
+    auto clients = cluster.at(0).get_ticket_member_clients(ranked, UserId("ann"));
+    REQUIRE(clients.has_value());
+    CHECK(std::get<std::int64_t>(clients->at(1).data.at("rating")) == 1500);  // bob's data, copied
+    CHECK(cluster.at(0).is_ticket_owner(ranked, UserId("ann")));
+    CHECK_FALSE(cluster.at(1).is_ticket_owner(ranked, UserId("bob")));
+    CHECK(cluster.at(0).find_ticket(ranked, UserId("ann"))->room_id ==
+          cluster.at(0).rooms().begin()->first);
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: a party from two nodes joins and completes as one") {
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(2, "cat", 1500);
+    cluster.connect(1, "bob", 1500);
+    std::optional<Result<void>> started;
+    cluster.at(0).start_ticket(ranked, UserId("ann"), {UserId("cat")},
+                               [&](Result<void> r) { started = r; });
+    cluster.run(20ms);
+    REQUIRE(started.has_value());
+    REQUIRE(started->has_value());
+    CHECK(cluster.at(2).start_ticket(ranked, UserId("cat")).error().code == Errc::in_previous_room);
+    std::optional<Result<void>> busy;
+    cluster.at(1).start_ticket(ranked, UserId("bob"), {UserId("cat")},
+                               [&](Result<void> r) { busy = r; });
+    cluster.run(20ms);
+    CHECK(busy->error().code == Errc::party_unavailable);
+    std::optional<Result<void>> absent;
+    cluster.at(1).start_ticket(ranked, UserId("bob"), {UserId("ghost")},
+                               [&](Result<void> r) { absent = r; });
+    cluster.run(20ms);
+    CHECK(absent->error().message == "party member 'ghost' is not connected");
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());  // bob was released
+    cluster.run(1s);
+    for (const char* user : {"ann", "cat", "bob"}) {
+        CHECK(cluster.ledger.terminal_codes(UserId(user)) == Codes{220});
+    }
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: a party leaves as one unit") {
+    max_members = 4;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    cluster.connect(2, "cat", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    std::optional<Result<void>> started;
+    cluster.at(1).start_ticket(ranked, UserId("bob"), {UserId("cat")},
+                               [&](Result<void> r) { started = r; });
+    cluster.run(100ms);
+    REQUIRE(started->has_value());
+    REQUIRE(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 3);
+    CHECK(cluster.at(2).leave_from_ticket_matchmaking(ranked, UserId("cat")));
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{222});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 1);
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: backfill reopens a completed room for the seats left") {
+    max_members = 3;
+    ann_and_bob();
+    CHECK(cluster.at(0).start_ticket_backfill(ranked, UserId("ann")).error().code ==
+          Errc::completed_room_required);
+    REQUIRE(cluster.at(0).mark_ticket_as_complete(ranked, UserId("ann")).has_value());
+    cluster.run(20ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.at(0).stop_ticket_backfill(ranked, UserId("ann")).error().code ==
+          Errc::backfill_not_found);
+    REQUIRE(cluster.at(0).start_ticket_backfill(ranked, UserId("ann")).has_value());
+    CHECK(cluster.at(0).start_ticket_backfill(ranked, UserId("ann")).error().code ==
+          Errc::ticket_exists);
+    cluster.connect(2, "cat", 1500);
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());
+    cluster.run(300ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{220});  // completes on joining
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) ==
+          Codes{220});  // nothing new for the others
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 3);
+    CHECK_FALSE(cluster.at(0).has_ticket(ranked, UserId("ann")));  // full: the backfill ended
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: join by room ID uses a reservation; others find the "
+                  "seat taken") {
+    max_members = 2;
+    cluster.connect(0, "ann", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    const std::string room = cluster.at(0).find_ticket(ranked, UserId("ann"))->room_id;
+    REQUIRE(cluster.at(0).make_reservation(ranked, UserId("ann"), UserId("dan")).has_value());
+    cluster.connect(1, "bob", 1500);
+    std::optional<Result<void>> bob_join;
+    cluster.at(1).join_room_by_id(ranked, room, UserId("bob"),
+                                  [&](Result<void> r) { bob_join = r; });
+    cluster.run(20ms);
+    CHECK(bob_join->error().code == Errc::join_refused);
+    CHECK(bob_join->error().message == "the room is full");
+    cluster.connect(2, "dan", 1500);
+    std::optional<Result<void>> dan_join;
+    cluster.at(2).join_room_by_id(ranked, room, UserId("dan"),
+                                  [&](Result<void> r) { dan_join = r; });
+    cluster.run(20ms);
+    REQUIRE(dan_join->has_value());
+    CHECK(cluster.ledger.terminal_codes(UserId("dan")) == Codes{220});
+    std::optional<Result<void>> nowhere;
+    cluster.at(1).join_room_by_id(ranked, "no-such-room", UserId("bob"),
+                                  [&](Result<void> r) { nowhere = r; });
+    CHECK(nowhere->error().code == Errc::room_not_found);
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: reservations expire on time") {
+    cluster.connect(0, "ann", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    REQUIRE(cluster.at(0).make_reservation(ranked, UserId("ann"), UserId("x")).has_value());
+    REQUIRE(cluster.at(0).make_reservation(ranked, UserId("ann"), UserId("y")).has_value());
+    CHECK(cluster.at(0).make_reservation(ranked, UserId("ann"), UserId("z")).error().code ==
+          Errc::join_refused);
+    CHECK(cluster.at(0).cancel_reservation(ranked, UserId("ann"), UserId("y")));
+    cluster.run(4s);
+    CHECK(cluster.broken_invariants().empty());
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: the owner's disconnect cancels; a member's is a leave") {
+    ann_and_bob();
+    cluster.connect(2, "cat", 1500);
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());
+    cluster.run(100ms);
+    REQUIRE(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 3);
+    cluster.at(0).disconnect_user(UserId("ann"));  // owner
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")).size() == 1);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")).size() == 1);
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: a member's disconnect frees its seat") {
+    ann_and_bob();
+    cluster.at(1).disconnect_user(UserId("bob"));
+    cluster.run(50ms);
+    CHECK(events == std::vector<std::string>{"left:bob"});
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 1);
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: when the room's node dies, members elsewhere get 222 "
+                  "and can start again at once") {
+    ann_and_bob();
+    const Time crash = cluster.world.now();
+    cluster.world.crash(TicketCluster::name(0));
+    cluster.run(800ms);  // failure timeout 600 ms, heartbeats every 100 ms
+    REQUIRE(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.pushes.at(UserId("bob")).back().at - crash <= 800ms);
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: duplicate starts: one live ticket per user and type") {
+    // A second start while the first is live, and while still in the room of a completed one.
+    max_members = 2;
+    ann_and_bob();  // bob's join fills ann's room: both tickets complete
+    cluster.run(50ms);
+    REQUIRE(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.at(0).start_ticket(ranked, UserId("ann")).error().code == Errc::in_previous_room);
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).error().code == Errc::in_previous_room);
+    CHECK(cluster.at(1).leave_from_ticket_matchmaking(ranked, UserId("bob")));
+    cluster.run(50ms);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).error().code == Errc::already_has_ticket);
+
+    // The same user connected to two nodes at once, starting on both: the newer session wins,
+    // the older one is disconnected and its ticket canceled.
+    auto connect = [&](std::size_t node, std::uint64_t epoch) {
+        User user{UserId("cat"), "sid-cat-" + std::to_string(node), TicketCluster::name(node),
+                  {{"rating", std::int64_t{3000}}}, epoch};
+        cluster.at(node).connect_user(user);
+    };
+    connect(0, 10);
+    connect(2, 11);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("cat")).has_value());
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());
+    cluster.run(300ms);
+    CHECK_FALSE(cluster.at(0).has_ticket(ranked, UserId("cat")));
+    CHECK(cluster.at(0).find_user(UserId("cat")) == nullptr);
+    CHECK(cluster.at(2).has_ticket(ranked, UserId("cat")));
+    CHECK(cluster.broken_invariants().empty());
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: a drain cancels every ticket owned on the node") {
+    ann_and_bob();
+    cluster.connect(0, "cat", 4000);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("cat")).has_value());
+    CHECK(cluster.at(1).cancel_all_tickets() == 0);  // bob owns nothing: he is a member
+    CHECK(cluster.at(0).cancel_all_tickets() == 2);
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{222});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{222});
+    CHECK(cluster.at(0).ticket_count() == 0);
+}
+
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: AllowMatchIf decides who may join a room") {
+    max_members = 2;
+    std::vector<std::string> asked;
+    allow = [&](const User* owner, const User* candidate) {
+        asked.push_back(owner->id.str() + "<" + candidate->id.str());
+        return std::llabs(rating_of(*owner) - rating_of(*candidate)) <= 50;
+    };
+    cluster.connect(0, "ann", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);  // ann waits
+    cluster.connect(1, "bob", 1590);  // a bucket away: found, but refused
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(100ms);
+    CHECK(std::find(asked.begin(), asked.end(), "ann<bob") != asked.end());
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 1);
+    cluster.connect(2, "cat", 1520);
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());
+    cluster.run(100ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")).empty());  // still looking
+    CHECK(cluster.broken_invariants().empty());
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: room callbacks, leaving with a callback, and failure pushes") {
+    ann_and_bob();
+    std::vector<std::string> room_events;
+    REQUIRE(cluster.at(0).set_on_leave_ticket_room(
+        ranked, UserId("ann"), [&](const std::string&, const User* user) {
+            room_events.push_back("left:" + (user != nullptr ? user->id.str() : std::string("-")));
+        }));
+    REQUIRE(cluster.at(0).set_on_delete_ticket_room(
+        ranked, UserId("ann"), [&](const std::string&) { room_events.push_back("deleted"); }));
+    CHECK_FALSE(cluster.at(1).set_on_delete_ticket_room(ranked, UserId("bob"),
+                                                        [](const std::string&) {}));  // not the owner
+    CHECK_FALSE(cluster.at(0).set_on_leave_ticket_room(ranked, UserId("nobody"),
+                                                       [](const std::string&, const User*) {}));
+    std::optional<Result<void>> left;
+    cluster.at(1).leave_from_ticket_matchmaking_with_callback(ranked, UserId("bob"),
+                                                              [&](Result<void> r) { left = r; });
+    cluster.run(50ms);
+    REQUIRE(left.has_value());
+    CHECK(left->has_value());
+    CHECK(room_events == std::vector<std::string>{"left:bob"});
+    std::optional<Result<void>> again;
+    cluster.at(1).leave_from_ticket_matchmaking_with_callback(ranked, UserId("bob"),
+                                                              [&](Result<void> r) { again = r; });
+    cluster.run(50ms);
+    REQUIRE(again.has_value());
+    CHECK_FALSE(again->has_value());
+    REQUIRE(cluster.at(0).cancel_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(50ms);
+    CHECK(std::find(room_events.begin(), room_events.end(), "deleted") != room_events.end());
+
+    cluster.at(0).push_failure(ranked, UserId("ann"), "no game server free", 503);
+    const auto& last = cluster.ledger.pushes.at(UserId("ann")).back().message;
+    CHECK(last.kind == PushKind::failure);
+    auto parsed = parse_failure_payload(last.payload);
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->first == "no game server free");
+    CHECK(parsed->second == 503);
+}
+
+TEST_CASE("ticket/failure payload: a message and a code survive the round trip") {
+    const Bytes payload = generate_failure_payload("no rooms in your region", 42);
+    auto parsed = parse_failure_payload(payload);
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->first == "no rooms in your region");
+    CHECK(parsed->second == 42);
+    CHECK_FALSE(parse_failure_payload(Bytes{1, 2, 3}).has_value());
+    CHECK_FALSE(parse_failure_payload(Bytes(16, 0xff)).has_value());
+}

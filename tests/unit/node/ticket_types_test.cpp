@@ -1,0 +1,117 @@
+// The stock node's ticket types: how a player's values become a ticket's parameters.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+
+#include "config/config.hpp"
+#include "node/ticket_types.hpp"
+
+using namespace matchmesh;
+
+namespace {
+
+// A clock that never moves; timers are kept but never run.
+class StillScheduler final : public mesh::Scheduler {
+public:
+    [[nodiscard]] Time now() const override { return Time(Duration(0)); }
+    mesh::TimerId run_after(Duration, std::function<void()>) override { return ++timers_; }
+    bool cancel(mesh::TimerId) override { return false; }
+
+private:
+    mesh::TimerId timers_ = 0;
+};
+
+struct Fixture {
+    config::Config config;
+    matching::ProfileRegistry profiles;
+    StillScheduler scheduler;
+
+    explicit Fixture(const std::string& types) {
+        auto loaded = config::load_string(
+            R"({"matching": {"profiles": {"Duel": {"rank": 100}, "Arena": {"rank": 200, "region": 1}}},
+                "ticketTypes": )" + types + "}",
+            "test.json");
+        REQUIRE(loaded.has_value());
+        config = std::move(*loaded);
+        for (const auto& [id, widths] : config.matching.profiles) {
+            REQUIRE(profiles.define(id, widths).has_value());
+        }
+    }
+
+    static ticket::User player(std::int64_t rating) {
+        return ticket::User{UserId("p"), "sid", NodeId("n"), {{"rating", rating}}, 0};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("ticket types: the rating fills the add property and the search values, nearest first") {
+    Fixture fixture(R"({"1": {"profiles": ["Duel"], "maxMembers": 2, "ticketDurationSeconds": 30,
+        "searchIntervalMs": 250, "searchTries": 3, "howMany": 7,
+        "properties": {"rank": {"value": "rating", "searchSpread": 200}}}})");
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 64);
+    const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
+    CHECK(params.profile_ids == std::vector<std::string>{"Duel"});
+    CHECK(params.add_properties == matching::Properties{{"rank", 1500}});
+    CHECK(params.search_properties.at("rank") == std::vector<std::int64_t>{1500, 1400, 1600, 1300, 1700});
+    CHECK(params.max_members == 2);
+    CHECK(params.ticket_duration == std::chrono::seconds(30));
+    CHECK(params.search_interval == std::chrono::milliseconds(250));
+    CHECK(params.search_tries == 3);
+    CHECK(params.how_many == 7);
+}
+
+TEST_CASE("ticket types: the search values stop at the range limit") {
+    Fixture fixture(R"({"1": {"profiles": ["Duel"],
+        "properties": {"rank": {"value": "rating", "searchSpread": 100000}}}})");
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 9);
+    const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
+    CHECK(params.search_properties.at("rank").size() == 9);
+}
+
+TEST_CASE("ticket types: randomize keeps each ticket's settings within the given spread") {
+    Fixture fixture(R"({"1": {"profiles": ["Duel"], "ticketDurationSeconds": 20, "searchIntervalMs": 300,
+        "searchTries": 4, "properties": {"rank": {"value": "rating"}},
+        "randomize": {"searchIntervalMs": 50, "searchTries": 2, "ticketDurationSeconds": 3}}})");
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 64);
+    std::set<std::int64_t> intervals;
+    for (int i = 0; i < 200; ++i) {
+        const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
+        CHECK(params.search_interval >= std::chrono::milliseconds(250));
+        CHECK(params.search_interval <= std::chrono::milliseconds(350));
+        CHECK(params.search_tries >= 2);
+        CHECK(params.search_tries <= 6);
+        CHECK(params.ticket_duration >= std::chrono::seconds(17));
+        CHECK(params.ticket_duration <= std::chrono::seconds(23));
+        intervals.insert(params.search_interval.count());
+    }
+    CHECK(intervals.size() > 10);  // it does spread
+}
+
+TEST_CASE("ticket types: a start without the values the type needs is refused, naming them") {
+    Fixture fixture(R"({"2": {"name": "arena", "profiles": ["Arena"], "maxMembers": 8,
+        "properties": {"rank": {"value": "rating"}, "region": {"value": "region"}},
+        "allowMatch": {"value": "skill", "maxDifference": 10}}})");
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 64);
+    CHECK(types.check_values(2, {{"rating", 1}, {"region", 2}, {"skill", 3}}).has_value());
+    auto missing = types.check_values(2, {{"rating", 1}, {"skill", 3}});
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error() == "ticket type 2 (arena) needs the player's value 'region'");
+    auto no_skill = types.check_values(2, {{"rating", 1}, {"region", 2}});
+    REQUIRE_FALSE(no_skill.has_value());
+    CHECK(no_skill.error().find("'skill'") != std::string::npos);
+    CHECK(types.check_values(9, {}).error() == "ticket type 9 is not configured");
+    CHECK(types.find(2) != nullptr);
+    CHECK(types.find(9) == nullptr);
+}
+
+TEST_CASE("ticket types: application data travels with the user's next ticket") {
+    Fixture fixture(R"({"1": {"profiles": ["Duel"], "properties": {"rank": {"value": "rating"}}}})");
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 64);
+    types.set_application_data(UserId("p"), 1, ticket::Bytes{'h', 'i'});
+    CHECK(types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1)).application_data ==
+          ticket::Bytes{'h', 'i'});
+    types.forget(UserId("p"));
+    CHECK(types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1)).application_data.empty());
+}
