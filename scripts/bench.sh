@@ -4,7 +4,7 @@
 # trace; the simulated cluster gives the costs noise cannot move (bytes per waiting ticket, cost
 # against pool size, and with --instructions instructions per match under callgrind).
 #
-#   scripts/bench.sh                  the full ramp (about 10 minutes)
+#   scripts/bench.sh                  the full ramp (about 8 minutes)
 #   scripts/bench.sh --quick          three rates, short runs
 #   scripts/bench.sh --instructions   also count instructions per match (valgrind, slow)
 # Results: bench-results/ (or --out DIR): summary.json, table.md, ttm_cdf.png, ttm_vs_rate.png,
@@ -48,6 +48,7 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # Redis on a free loopback port, without persistence.
 redis_port=$((20000 + RANDOM % 20000))
@@ -60,9 +61,14 @@ for _ in $(seq 1 100); do
 done
 redis-cli -p "$redis_port" ping >/dev/null || { echo "bench: redis-server did not start" >&2; exit 1; }
 
+# The local cluster's ticket types, with ticket durations at the minimum (10 s) so that each
+# run's unmatched outliers time out soon after its last arrival.
 "$root/scripts/cluster.sh" stop >/dev/null 2>&1 || true
-"$root/scripts/cluster.sh" start 3 --base-port 0 | grep "ready:"
-config="$MATCHMESH_RUN_DIR/cluster.json"
+"$root/scripts/cluster.sh" start 1 --base-port 0 >/dev/null
+"$root/scripts/cluster.sh" stop >/dev/null
+config="$out_dir/bench-config.json"
+sed 's/"ticketDurationSeconds": 20/"ticketDurationSeconds": 10/' "$MATCHMESH_RUN_DIR/cluster.json" >"$config"
+"$root/scripts/cluster.sh" start 3 --base-port 0 --config "$config" | grep "ready:"
 address_of() { sed -n "s/.* $1 \([^ ]*\) .*/\1/p" "$MATCHMESH_RUN_DIR/node-$2.out"; }
 nodes="$(address_of client 1),$(address_of client 2),$(address_of client 3)"
 admins="$(address_of admin 1),$(address_of admin 2),$(address_of admin 3)"
@@ -71,9 +77,9 @@ sleep 1
 if [ $quick -eq 1 ]; then
     rates=(250 500 1000) duration=5
 else
-    rates=(250 500 1000 1500 2000 3000 4000 5000) duration=10
+    rates=(250 500 1000 2000 3000 4000 5000 7000) duration=8
 fi
-common=(--quiet --config "$config" --type 1 --rating-mean 1500 --rating-sd 300 --grace 25)
+common=(--quiet --config "$config" --type 1 --rating-mean 1500 --rating-sd 300 --grace 15)
 for rate in "${rates[@]}"; do
     trace="$out_dir/traces/1v1-$rate.jsonl"
     "$bin/matchmesh-bench" "${common[@]}" --backend ideal --rate "$rate" --duration "$duration" \
