@@ -233,9 +233,10 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
                    "timeoutExtensionSeconds", "allowMatch", "completeWhen", "randomize"});
     TicketTypeConfig type;
     type.name = key;
-    optional_field(section, path, "name", type.name, [](const nlohmann::json& value, const std::string& at) {
-        return read_string(value, at, 1, name_bytes_max);
-    });
+    optional_field(section, path, "name", type.name,
+                   [](const nlohmann::json& value, const std::string& at) {
+                       return read_string(value, at, 1, name_bytes_max);
+                   });
     if (!section.contains("profiles")) {
         reject(child_path(path, "profiles"), "is required: the profiles to add to and search");
     }
@@ -260,14 +261,18 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
             if (!rule.contains("value")) {
                 reject(child_path(rule_path, "value"), "is required: which player value fills it");
             }
-            parsed.value = read_string(rule["value"], child_path(rule_path, "value"), 1, name_bytes_max);
-            optional_field(rule, rule_path, "searchSpread", parsed.search_spread, integer_in(0, 1000000000));
+            parsed.value =
+                read_string(rule["value"], child_path(rule_path, "value"), 1, name_bytes_max);
+            optional_field(rule, rule_path, "searchSpread", parsed.search_spread,
+                           integer_in(0, 1000000000));
             type.properties[name] = parsed;
         }
     }
     optional_field(section, path, "maxMembers", type.max_members, integer_in(2, 255));
-    optional_field(section, path, "ticketDurationSeconds", type.ticket_duration_seconds, integer_in(1, 3600));
-    optional_field(section, path, "searchIntervalMs", type.search_interval_ms, integer_in(10, 60000));
+    optional_field(section, path, "ticketDurationSeconds", type.ticket_duration_seconds,
+                   integer_in(1, 3600));
+    optional_field(section, path, "searchIntervalMs", type.search_interval_ms,
+                   integer_in(10, 60000));
     optional_field(section, path, "searchTries", type.search_tries, integer_in(0, 255));
     optional_field(section, path, "emptySearches", type.empty_searches, integer_in(0, 255));
     optional_field(section, path, "howMany", type.how_many, integer_in(1, 100));
@@ -276,7 +281,8 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
     if (section.contains("allowMatch")) {
         const std::string at = child_path(path, "allowMatch");
         expect_object(section["allowMatch"], at, {"value", "maxDifference"});
-        if (!section["allowMatch"].contains("value") || !section["allowMatch"].contains("maxDifference")) {
+        if (!section["allowMatch"].contains("value") ||
+            !section["allowMatch"].contains("maxDifference")) {
             reject(at, "needs value and maxDifference");
         }
         type.allow_match = std::pair{
@@ -291,11 +297,11 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
             !section["completeWhen"].contains("afterSeconds")) {
             reject(at, "needs minMembers and afterSeconds");
         }
-        type.complete_when = std::pair{
-            static_cast<int>(read_integer(section["completeWhen"]["minMembers"],
-                                          child_path(at, "minMembers"), 1, 255)),
-            static_cast<int>(read_integer(section["completeWhen"]["afterSeconds"],
-                                          child_path(at, "afterSeconds"), 0, 3600))};
+        type.complete_when =
+            std::pair{static_cast<int>(read_integer(section["completeWhen"]["minMembers"],
+                                                    child_path(at, "minMembers"), 1, 255)),
+                      static_cast<int>(read_integer(section["completeWhen"]["afterSeconds"],
+                                                    child_path(at, "afterSeconds"), 0, 3600))};
         if (type.complete_when->first > type.max_members) {
             reject(child_path(at, "minMembers"),
                    fmt::format("must not exceed maxMembers ({})", type.max_members));
@@ -307,9 +313,10 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
         expect_object(randomize, at, {"searchIntervalMs", "searchTries", "ticketDurationSeconds"});
         optional_field(randomize, at, "searchIntervalMs", type.randomize_search_interval_ms,
                        integer_in(0, 60000));
-        optional_field(randomize, at, "searchTries", type.randomize_search_tries, integer_in(0, 255));
-        optional_field(randomize, at, "ticketDurationSeconds", type.randomize_ticket_duration_seconds,
-                       integer_in(0, 3600));
+        optional_field(randomize, at, "searchTries", type.randomize_search_tries,
+                       integer_in(0, 255));
+        optional_field(randomize, at, "ticketDurationSeconds",
+                       type.randomize_ticket_duration_seconds, integer_in(0, 3600));
     }
     return type;
 }
@@ -347,8 +354,9 @@ Config parse_config(const nlohmann::json& document) {
             for (const std::string& profile : type.profiles) {
                 auto found = config.matching.profiles.find(profile);
                 if (found == config.matching.profiles.end()) {
-                    reject(child_path(path, "profiles"),
-                           fmt::format("profile '{}' is not defined in matching.profiles", profile));
+                    reject(
+                        child_path(path, "profiles"),
+                        fmt::format("profile '{}' is not defined in matching.profiles", profile));
                 }
                 for (const auto& [property, rule] : type.properties) {
                     if (!found->second.contains(property)) {

@@ -60,14 +60,14 @@ struct LimitsConfig {
     int handshake_timeout_ms = 3000;
     std::size_t max_client_frame_bytes = 64 * 1024;
     std::size_t max_client_connections = 10000;
-    int commands_per_second = 100;  // per client session
+    int commands_per_second = 100;      // per client session
     std::size_t range_values_max = 64;  // values per range property in a client's search
     int ticket_duration_min_seconds = 10;
 };
 
 // How a player's submitted value fills one of the profile's properties.
 struct TicketPropertyRule {
-    std::string value;              // the name of the player's value (e.g. "rating")
+    std::string value;               // the name of the player's value (e.g. "rating")
     std::int64_t search_spread = 0;  // search value +- spread, a bucket width apart, nearest first
 };
 

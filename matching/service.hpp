@@ -120,7 +120,8 @@ private:
     // When each origin entry may expire, soonest first; an entry refreshed since has a later
     // deadline and is kept when its old one comes up. Sweeps cost what expires, not what exists.
     using OriginDeadline = std::pair<Time, std::string>;
-    std::priority_queue<OriginDeadline, std::vector<OriginDeadline>, std::greater<>> origin_deadlines_;
+    std::priority_queue<OriginDeadline, std::vector<OriginDeadline>, std::greater<>>
+        origin_deadlines_;
     SearchKeys keys_;
     SearchKey item_key_;
     std::vector<NodeId> replicas_;

@@ -318,7 +318,8 @@ void MeshCore::request(const NodeId& to, ServiceId service, MethodId method, Pay
             finish(correlation, std::unexpected(MeshError{MeshErrc::timeout, "no answer in time"}));
         }
     });
-    pending_.emplace(correlation, Pending{to, std::move(on_reply), timer, scheduler_.precise_now()});
+    pending_.emplace(correlation,
+                     Pending{to, std::move(on_reply), timer, scheduler_.precise_now()});
 }
 
 void MeshCore::dispatch_local(ServiceId service, MethodId method, Payload payload,

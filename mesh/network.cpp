@@ -19,7 +19,8 @@ std::string_view to_string(MeshErrc code) {
 
 Payload Payload::encode(capnp::MessageBuilder& message) {
     Payload payload;
-    payload.words_ = std::make_shared<const kj::Array<capnp::word>>(capnp::messageToFlatArray(message));
+    payload.words_ =
+        std::make_shared<const kj::Array<capnp::word>>(capnp::messageToFlatArray(message));
     return payload;
 }
 

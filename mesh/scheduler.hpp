@@ -18,7 +18,9 @@ public:
     virtual ~Scheduler() = default;
     [[nodiscard]] virtual Time now() const = 0;
     // A finer clock for measurements only (round trips); decisions use now().
-    [[nodiscard]] virtual std::chrono::nanoseconds precise_now() const { return now().time_since_epoch(); }
+    [[nodiscard]] virtual std::chrono::nanoseconds precise_now() const {
+        return now().time_since_epoch();
+    }
     // Runs `task` once, `delay` from now (a zero or negative delay: on the next turn of the loop).
     virtual TimerId run_after(Duration delay, std::function<void()> task) = 0;
     // Cancels a timer that has not run; returns whether it was pending.

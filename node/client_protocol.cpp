@@ -114,8 +114,10 @@ Command command_of(wire::Request::Reader request) {
         }
         case wire::Request::START_TICKET: {
             auto start = request.getStartTicket();
-            StartTicketCommand command{start.getTicketType(), properties_of(start.getValues()), {}, {}};
-            for (const std::string& member : texts_of(start.getParty(), user_id_bytes_max, "party members")) {
+            StartTicketCommand command{
+                start.getTicketType(), properties_of(start.getValues()), {}, {}};
+            for (const std::string& member :
+                 texts_of(start.getParty(), user_id_bytes_max, "party members")) {
                 command.party.emplace_back(member);
             }
             auto data = start.getApplicationData();
@@ -130,19 +132,23 @@ Command command_of(wire::Request::Reader request) {
         case wire::Request::LEAVE:
             return TicketCommand{TicketAction::leave, request.getLeave().getTicketType()};
         case wire::Request::MARK_COMPLETE:
-            return TicketCommand{TicketAction::mark_complete, request.getMarkComplete().getTicketType()};
+            return TicketCommand{TicketAction::mark_complete,
+                                 request.getMarkComplete().getTicketType()};
         case wire::Request::MARK_COMPLETE_WHEN_EXPIRE:
             return TicketCommand{TicketAction::mark_complete_when_expire,
                                  request.getMarkCompleteWhenExpire().getTicketType()};
         case wire::Request::START_BACKFILL:
-            return TicketCommand{TicketAction::start_backfill, request.getStartBackfill().getTicketType()};
+            return TicketCommand{TicketAction::start_backfill,
+                                 request.getStartBackfill().getTicketType()};
         case wire::Request::STOP_BACKFILL:
-            return TicketCommand{TicketAction::stop_backfill, request.getStopBackfill().getTicketType()};
+            return TicketCommand{TicketAction::stop_backfill,
+                                 request.getStopBackfill().getTicketType()};
         case wire::Request::TICKET_MEMBERS:
             return TicketCommand{TicketAction::members, request.getTicketMembers().getTicketType()};
         case wire::Request::KICK: {
             auto kick = request.getKick();
-            return KickCommand{kick.getTicketType(), UserId(text_of(kick.getTarget(), user_id_bytes_max, "target"))};
+            return KickCommand{kick.getTicketType(),
+                               UserId(text_of(kick.getTarget(), user_id_bytes_max, "target"))};
         }
         case wire::Request::BROADCAST: {
             auto broadcast = request.getBroadcast();
@@ -150,7 +156,8 @@ Command command_of(wire::Request::Reader request) {
             if (message.size() > 16 * 1024) {
                 throw std::invalid_argument("broadcast message is larger than 16 KiB");
             }
-            return BroadcastCommand{broadcast.getTicketType(), broadcast.getVer(), broadcast.getCmd(),
+            return BroadcastCommand{broadcast.getTicketType(), broadcast.getVer(),
+                                    broadcast.getCmd(),
                                     ticket::Bytes(message.begin(), message.end())};
         }
         case wire::Request::SET_TICKET_PROPERTIES: {
@@ -292,8 +299,12 @@ mesh::Frame encode_request(const ClientRequest& request) {
                     kj::arrayPtr(command.application_data.data(), command.application_data.size()));
             } else if constexpr (std::is_same_v<T, TicketCommand>) {
                 switch (command.action) {
-                    case TicketAction::cancel: root.initCancelTicket().setTicketType(command.ticket_type); break;
-                    case TicketAction::leave: root.initLeave().setTicketType(command.ticket_type); break;
+                    case TicketAction::cancel:
+                        root.initCancelTicket().setTicketType(command.ticket_type);
+                        break;
+                    case TicketAction::leave:
+                        root.initLeave().setTicketType(command.ticket_type);
+                        break;
                     case TicketAction::mark_complete:
                         root.initMarkComplete().setTicketType(command.ticket_type);
                         break;
@@ -394,16 +405,18 @@ void read_reply(wire::Reply::Reader reply, ClientReply& out) {
     switch (reply.which()) {
         case wire::Reply::OK: out.body = std::monostate{}; break;
         case wire::Reply::ERROR:
-            out.body = ReplyError{reply.getError().getCategory().cStr(), reply.getError().getMessage().cStr()};
+            out.body = ReplyError{reply.getError().getCategory().cStr(),
+                                  reply.getError().getMessage().cStr()};
             break;
         case wire::Reply::ITEMS: {
             matching::SearchOutcome outcome;
             outcome.keys_unanswered = reply.getItems().getKeysUnanswered();
             for (auto item : reply.getItems().getItems()) {
-                outcome.items.push_back(matching::Found{
-                    item.getProfileId().cStr(), item.getUniqueId().cStr(), matching::read_value(item.getValue()),
-                    std::chrono::seconds(item.getTtlSeconds()), Duration(item.getRemainingMs()),
-                    item.getOrigin().cStr()});
+                outcome.items.push_back(
+                    matching::Found{item.getProfileId().cStr(), item.getUniqueId().cStr(),
+                                    matching::read_value(item.getValue()),
+                                    std::chrono::seconds(item.getTtlSeconds()),
+                                    Duration(item.getRemainingMs()), item.getOrigin().cStr()});
             }
             out.body = std::move(outcome);
             break;
@@ -446,8 +459,8 @@ mesh::Frame encode_push(const ticket::PushMessage& push) {
     return mesh::encode_message_frame(message);
 }
 
-std::expected<ServerMessage, std::string> decode_server_message(std::span<const capnp::word> body,
-                                                                const capnp::ReaderOptions& options) {
+std::expected<ServerMessage, std::string> decode_server_message(
+    std::span<const capnp::word> body, const capnp::ReaderOptions& options) {
     try {
         capnp::FlatArrayMessageReader message(kj::arrayPtr(body.data(), body.size()), options);
         auto root = message.getRoot<wire::ServerMessage>();

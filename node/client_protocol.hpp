@@ -102,10 +102,10 @@ struct GetPropertiesCommand {
     std::vector<std::string> keys;
 };
 
-using Command = std::variant<AddCommand, SearchCommand, RangeSearchCommand, RemoveCommand,
-                             MembersCommand, DumpCommand, HelloCommand, StartTicketCommand,
-                             TicketCommand, KickCommand, BroadcastCommand, SetPropertiesCommand,
-                             GetPropertiesCommand>;
+using Command =
+    std::variant<AddCommand, SearchCommand, RangeSearchCommand, RemoveCommand, MembersCommand,
+                 DumpCommand, HelloCommand, StartTicketCommand, TicketCommand, KickCommand,
+                 BroadcastCommand, SetPropertiesCommand, GetPropertiesCommand>;
 
 struct ClientRequest {
     std::uint64_t id = 0;
@@ -119,8 +119,8 @@ struct ReplyError {
 
 struct ClientReply {
     std::uint64_t id = 0;
-    std::variant<std::monostate, ReplyError, matching::SearchOutcome,
-                 std::vector<mesh::MemberInfo>, std::string, matching::ValueMap,
+    std::variant<std::monostate, ReplyError, matching::SearchOutcome, std::vector<mesh::MemberInfo>,
+                 std::string, matching::ValueMap,
                  std::vector<UserId>>
         body;  // ok, error, search results, members, dump, properties, member IDs
 };

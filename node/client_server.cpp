@@ -89,7 +89,8 @@ void ClientServer::send(const StreamPtr& stream, mesh::Frame frame) {
     }
 }
 
-void ClientServer::push(const std::shared_ptr<Session>& session, const ticket::PushMessage& message) {
+void ClientServer::push(const std::shared_ptr<Session>& session,
+                        const ticket::PushMessage& message) {
     if (auto found = streams_.find(session.get()); found != streams_.end()) {
         send(found->second, encode_push(message));
     }
@@ -164,16 +165,19 @@ asio::awaitable<void> ClientServer::serve(ClientServer* self, StreamPtr stream,
         auto request = decode_request(body, reader_options);
         if (!request) {
             ++self->counters_.malformed_requests;
-            self->send(stream, encode_reply(ClientReply{request.error().id,
-                                                        ReplyError{"malformed_request", request.error().message}}));
+            self->send(stream, encode_reply(ClientReply{
+                                   request.error().id,
+                                   ReplyError{"malformed_request", request.error().message}}));
             continue;
         }
         if (!self->take_budget(*session)) {
             ++self->counters_.rate_limited;
-            self->send(stream, encode_reply(ClientReply{
-                                   request->id, ReplyError{"rate_limited",
-                                                           fmt::format("more than {} commands per second",
-                                                                       self->options_.commands_per_second)}}));
+            self->send(
+                stream,
+                encode_reply(ClientReply{
+                    request->id,
+                    ReplyError{"rate_limited", fmt::format("more than {} commands per second",
+                                                           self->options_.commands_per_second)}}));
             continue;
         }
         std::weak_ptr<mesh::FramedStream> weak = stream;

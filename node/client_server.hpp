@@ -7,10 +7,10 @@
 //
 // Owned by the node; lives on the node's io_context thread. stop() closes every connection.
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <functional>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,7 +98,8 @@ private:
     [[nodiscard]] bool take_budget(Session& session);
     void accept(asio::ip::tcp::socket socket);
     static asio::awaitable<void> serve(ClientServer* self, StreamPtr stream,
-                                       std::shared_ptr<Session> session, std::shared_ptr<bool> alive);
+                                       std::shared_ptr<Session> session,
+                                       std::shared_ptr<bool> alive);
 
     asio::io_context& context_;
     ClientServerOptions options_;

@@ -34,7 +34,8 @@ std::uint64_t unix_milliseconds() {
 }
 
 // Replies to a ticket operation that answers later.
-std::function<void(ticket::Result<void>)> answer_later(std::uint64_t id, ClientHandler::Reply reply) {
+std::function<void(ticket::Result<void>)> answer_later(std::uint64_t id,
+                                                       ClientHandler::Reply reply) {
     return [id, reply = std::move(reply)](ticket::Result<void> result) {
         reply(result ? ClientReply{id, std::monostate{}} : error_reply(id, result));
     };
@@ -47,7 +48,8 @@ ClientReply answer_now(std::uint64_t id, const ticket::Result<void>& result) {
 // For operations that only say whether they did something.
 ClientReply answer_now(std::uint64_t id, bool done, std::string_view what) {
     return done ? ClientReply{id, std::monostate{}}
-                : refusal(id, "ticket_not_found", fmt::format("{}: no such ticket for this user", what));
+                : refusal(id, "ticket_not_found",
+                          fmt::format("{}: no such ticket for this user", what));
 }
 
 }  // namespace
@@ -60,13 +62,12 @@ void Node::handle(const std::shared_ptr<Session>& session, ClientRequest request
         reply(std::move(answer));
         return;
     }
-    const bool store_command =
-        std::holds_alternative<AddCommand>(request.command) ||
-        std::holds_alternative<SearchCommand>(request.command) ||
-        std::holds_alternative<RangeSearchCommand>(request.command) ||
-        std::holds_alternative<RemoveCommand>(request.command) ||
-        std::holds_alternative<MembersCommand>(request.command) ||
-        std::holds_alternative<DumpCommand>(request.command);
+    const bool store_command = std::holds_alternative<AddCommand>(request.command) ||
+                               std::holds_alternative<SearchCommand>(request.command) ||
+                               std::holds_alternative<RangeSearchCommand>(request.command) ||
+                               std::holds_alternative<RemoveCommand>(request.command) ||
+                               std::holds_alternative<MembersCommand>(request.command) ||
+                               std::holds_alternative<DumpCommand>(request.command);
     if (!session->user && (!store_command || !config_.cluster.token_secret.empty())) {
         reply(refusal(id, "unauthenticated",
                       store_command ? "this cluster requires hello with a valid token first"
@@ -87,9 +88,9 @@ void Node::handle_hello(const std::shared_ptr<Session>& session, HelloCommand& h
         return;
     }
     if (session->user) {
-        answer = refusal(id, "invalid_argument",
-                         fmt::format("hello: this connection already speaks for user {}",
-                                     session->user->str()));
+        answer = refusal(
+            id, "invalid_argument",
+            fmt::format("hello: this connection already speaks for user {}", session->user->str()));
         return;
     }
     if (!config_.cluster.token_secret.empty()) {
@@ -131,12 +132,13 @@ void Node::handle_store(const std::shared_ptr<Session>&, ClientRequest& request,
         [&](auto& command) {
             using T = std::decay_t<decltype(command)>;
             if constexpr (std::is_same_v<T, AddCommand>) {
-                auto added = matching_->add(command.profile_id, command.unique_id, command.tag,
-                                            command.properties, std::move(command.value), command.ttl);
+                auto added =
+                    matching_->add(command.profile_id, command.unique_id, command.tag,
+                                   command.properties, std::move(command.value), command.ttl);
                 reply(added ? ClientReply{id, std::monostate{}} : error_reply(id, added));
             } else if constexpr (std::is_same_v<T, SearchCommand>) {
-                auto started = matching_->search(command.profile_ids, command.tag, command.properties,
-                                                 command.limit, answer_search);
+                auto started = matching_->search(command.profile_ids, command.tag,
+                                                 command.properties, command.limit, answer_search);
                 if (!started) {
                     reply(error_reply(id, started));
                 }
@@ -144,15 +146,17 @@ void Node::handle_store(const std::shared_ptr<Session>&, ClientRequest& request,
                 // Each value of each range property is a bucket to ask: bound the fan-out.
                 for (const auto& [name, values] : command.properties) {
                     if (values.size() > config_.limits.range_values_max) {
-                        reply(refusal(id, "too_many_range_values",
-                                      fmt::format("range property '{}' has {} values; this cluster allows {} "
-                                                  "(limits.rangeValuesMax)",
-                                                  name, values.size(), config_.limits.range_values_max)));
+                        reply(refusal(
+                            id, "too_many_range_values",
+                            fmt::format("range property '{}' has {} values; this cluster allows {} "
+                                        "(limits.rangeValuesMax)",
+                                        name, values.size(), config_.limits.range_values_max)));
                         return;
                     }
                 }
                 auto started = matching_->search_with_range_with_tags(
-                    command.profile_ids, command.tags, command.properties, command.limit, answer_search);
+                    command.profile_ids, command.tags, command.properties, command.limit,
+                    answer_search);
                 if (!started) {
                     reply(error_reply(id, started));
                 }
@@ -161,7 +165,8 @@ void Node::handle_store(const std::shared_ptr<Session>&, ClientRequest& request,
                 reply(removed ? ClientReply{id, std::monostate{}} : error_reply(id, removed));
             } else if constexpr (std::is_same_v<T, MembersCommand>) {
                 const auto members = core_->live_members();
-                reply(ClientReply{id, std::vector<mesh::MemberInfo>(members.begin(), members.end())});
+                reply(
+                    ClientReply{id, std::vector<mesh::MemberInfo>(members.begin(), members.end())});
             } else if constexpr (std::is_same_v<T, DumpCommand>) {
                 reply(ClientReply{id, dump_json().dump()});
             }
@@ -179,16 +184,19 @@ void Node::handle_ticket(const UserId& user, ClientRequest& request, Reply& repl
             } else if constexpr (std::is_same_v<T, TicketCommand>) {
                 const ticket::TicketType type = command.ticket_type;
                 switch (command.action) {
-                    case TicketAction::cancel: reply(answer_now(id, tickets_->cancel_ticket(type, user))); break;
+                    case TicketAction::cancel:
+                        reply(answer_now(id, tickets_->cancel_ticket(type, user)));
+                        break;
                     case TicketAction::leave:
-                        tickets_->leave_from_ticket_matchmaking_with_callback(type, user,
-                                                                              answer_later(id, reply));
+                        tickets_->leave_from_ticket_matchmaking_with_callback(
+                            type, user, answer_later(id, reply));
                         break;
                     case TicketAction::mark_complete:
                         reply(answer_now(id, tickets_->mark_ticket_as_complete(type, user)));
                         break;
                     case TicketAction::mark_complete_when_expire:
-                        reply(answer_now(id, tickets_->mark_ticket_as_complete_when_expire(type, user),
+                        reply(answer_now(id,
+                                         tickets_->mark_ticket_as_complete_when_expire(type, user),
                                          "markCompleteWhenExpire"));
                         break;
                     case TicketAction::start_backfill:
@@ -201,7 +209,8 @@ void Node::handle_ticket(const UserId& user, ClientRequest& request, Reply& repl
                         auto members = tickets_->get_ticket_member_ids(type, user);
                         reply(members ? ClientReply{id, std::move(*members)}
                                       : refusal(id, "ticket_not_found",
-                                                "ticketMembers: no ticket or room of this type for this user"));
+                                                "ticketMembers: no ticket or room of this type for "
+                                                "this user"));
                         break;
                     }
                 }
@@ -209,15 +218,20 @@ void Node::handle_ticket(const UserId& user, ClientRequest& request, Reply& repl
                 tickets_->kickout_from_ticket(command.ticket_type, user, command.target,
                                               answer_later(id, reply));
             } else if constexpr (std::is_same_v<T, BroadcastCommand>) {
-                reply(answer_now(id, tickets_->ticket_broadcast(command.ticket_type, user, command.ver,
-                                                                command.cmd, std::move(command.message))));
+                reply(answer_now(
+                    id, tickets_->ticket_broadcast(command.ticket_type, user, command.ver,
+                                                   command.cmd, std::move(command.message))));
             } else if constexpr (std::is_same_v<T, SetPropertiesCommand>) {
-                reply(answer_now(id, tickets_->set_ticket_properties(command.ticket_type, user, command.values)));
+                reply(answer_now(id, tickets_->set_ticket_properties(command.ticket_type, user,
+                                                                     command.values)));
             } else if constexpr (std::is_same_v<T, GetPropertiesCommand>) {
-                auto values = tickets_->get_ticket_properties(command.ticket_type, user, command.keys);
-                reply(values ? ClientReply{id, std::move(*values)}
-                             : refusal(id, "ticket_not_found",
-                                       "getTicketProperties: no ticket of this type owned by this user"));
+                auto values =
+                    tickets_->get_ticket_properties(command.ticket_type, user, command.keys);
+                reply(values
+                          ? ClientReply{id, std::move(*values)}
+                          : refusal(
+                                id, "ticket_not_found",
+                                "getTicketProperties: no ticket of this type owned by this user"));
             }
         },
         request.command);
@@ -231,8 +245,9 @@ void Node::start_ticket(const UserId& user, StartTicketCommand& command, std::ui
         return;
     }
     if (ticket_types_->find(type) == nullptr) {
-        reply(refusal(id, "unknown_ticket_type",
-                      fmt::format("startTicket: ticket type {} is not configured on this node", type)));
+        reply(refusal(
+            id, "unknown_ticket_type",
+            fmt::format("startTicket: ticket type {} is not configured on this node", type)));
         return;
     }
     if (auto checked = ticket_types_->check_values(type, command.values); !checked) {

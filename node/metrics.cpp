@@ -51,7 +51,8 @@ std::expected<std::unique_ptr<Metrics>, std::string> Metrics::create(const std::
     }
     const auto ports = metrics->exposer_->GetListeningPorts();
     const auto colon = listen.rfind(':');
-    metrics->address_ = fmt::format("{}:{}", listen.substr(0, colon), ports.empty() ? 0 : ports.front());
+    metrics->address_ =
+        fmt::format("{}:{}", listen.substr(0, colon), ports.empty() ? 0 : ports.front());
     auto& registry = *(metrics->registry_ = std::make_shared<prometheus::Registry>());
     auto& tickets = prometheus::BuildCounter()
                         .Name("matchmesh_tickets_total")
@@ -104,18 +105,20 @@ std::expected<std::unique_ptr<Metrics>, std::string> Metrics::create(const std::
                          .Help("CPU time used by the node process, user and system")
                          .Register(registry)
                          .Add({});
-    metrics->time_to_match_ = &prometheus::BuildHistogram()
-                                   .Name("matchmesh_time_to_match_seconds")
-                                   .Help("From a ticket's start to its 220, for tickets owned here")
-                                   .Register(registry)
-                                   .Add({}, prometheus::Histogram::BucketBoundaries{
-                                                0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
-    metrics->round_trip_ = &prometheus::BuildHistogram()
-                                .Name("matchmesh_mesh_round_trip_seconds")
-                                .Help("Requests to other nodes, from sending to the answer")
-                                .Register(registry)
-                                .Add({}, prometheus::Histogram::BucketBoundaries{
-                                             0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25});
+    metrics->time_to_match_ =
+        &prometheus::BuildHistogram()
+             .Name("matchmesh_time_to_match_seconds")
+             .Help("From a ticket's start to its 220, for tickets owned here")
+             .Register(registry)
+             .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                              0.5, 1, 2.5, 5, 10, 30});
+    metrics->round_trip_ =
+        &prometheus::BuildHistogram()
+             .Name("matchmesh_mesh_round_trip_seconds")
+             .Help("Requests to other nodes, from sending to the answer")
+             .Register(registry)
+             .Add({}, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001,
+                                                              0.0025, 0.005, 0.01, 0.05, 0.25});
     metrics->rejected_ = &prometheus::BuildCounter()
                               .Name("matchmesh_frames_rejected_total")
                               .Help("Frames that closed their connection, by reason")
@@ -155,8 +158,12 @@ void Metrics::update(const MetricsSnapshot& snapshot) {
     cpu_->Set(cpu_seconds());
 }
 
-void Metrics::observe_time_to_match(double seconds) { time_to_match_->Observe(seconds); }
+void Metrics::observe_time_to_match(double seconds) {
+    time_to_match_->Observe(seconds);
+}
 
-void Metrics::observe_mesh_round_trip(double seconds) { round_trip_->Observe(seconds); }
+void Metrics::observe_mesh_round_trip(double seconds) {
+    round_trip_->Observe(seconds);
+}
 
 }  // namespace matchmesh::node

@@ -3,8 +3,8 @@
 #include <csignal>
 #include <iostream>
 
-#include <asio/post.hpp>
 #include <fmt/format.h>
+#include <asio/post.hpp>
 #include <nlohmann/json.hpp>
 
 #include "matching/dump.hpp"
@@ -68,8 +68,8 @@ Node::~Node() {
     transport_.stop();
 }
 
-std::expected<std::unique_ptr<Node>, std::string> Node::create(const config::Config& config,
-                                                               std::shared_ptr<spdlog::logger> log) {
+std::expected<std::unique_ptr<Node>, std::string> Node::create(
+    const config::Config& config, std::shared_ptr<spdlog::logger> log) {
     std::unique_ptr<Node> node(new Node(config, std::move(log)));
     if (auto started = node->start(config); !started) {
         return std::unexpected(started.error());
@@ -97,7 +97,9 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     mesh_options.membership.heartbeat_interval = Duration(config.cluster.heartbeat_interval_ms);
     mesh_options.membership.dead_after = Duration(config.cluster.dead_after_ms);
     mesh_options.limits = tcp_options(config).limits;
-    mesh_options.on_warning = [log = log_](const std::string& text) { log->warn("mesh: {}", text); };
+    mesh_options.on_warning = [log = log_](const std::string& text) {
+        log->warn("mesh: {}", text);
+    };
     if (metrics_) {
         mesh_options.on_round_trip = [metrics = metrics_.get()](std::chrono::nanoseconds took) {
             metrics->observe_mesh_round_trip(std::chrono::duration<double>(took).count());
@@ -105,16 +107,18 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     }
     const mesh::MemberInfo self{NodeId(config.node.id), advertise, config.node.node_type,
                                 wall_clock_incarnation(0)};
-    core_ = std::make_unique<mesh::MeshCore>(
-        self, mesh_options, scheduler_, transport_,
-        [this] { return wall_clock_incarnation(core_->self().incarnation); });
+    core_ = std::make_unique<mesh::MeshCore>(self, mesh_options, scheduler_, transport_, [this] {
+        return wall_clock_incarnation(core_->self().incarnation);
+    });
     core_->on_membership([this](const mesh::MembershipEvent& event) { log_membership(event); });
 
     matching::ServiceOptions matching_options;
     matching_options.target_node_type = config.matching.target_node_type;
     matching_options.distribution_rate = config.matching.distribution_rate;
     matching_options.search_timeout = Duration(config.cluster.request_timeout_ms);
-    matching_options.on_warning = [log = log_](const std::string& text) { log->warn("matching: {}", text); };
+    matching_options.on_warning = [log = log_](const std::string& text) {
+        log->warn("matching: {}", text);
+    };
     matching_ = std::make_unique<matching::MatchingService>(*core_, scheduler_, matching_options);
     for (const auto& [profile_id, widths] : config.matching.profiles) {
         if (auto defined = matching_->profiles().define(profile_id, widths); !defined) {
@@ -124,7 +128,8 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     }
 
     ticket::TicketServiceOptions ticket_options;
-    ticket_options.limits.ticket_duration_min = std::chrono::seconds(config.limits.ticket_duration_min_seconds);
+    ticket_options.limits.ticket_duration_min =
+        std::chrono::seconds(config.limits.ticket_duration_min_seconds);
     ticket_options.join_timeout = Duration(config.cluster.request_timeout_ms);
     ticket_options.courier.attempt_timeout = Duration(config.cluster.request_timeout_ms);
     ticket_options.on_superseded = [this](const UserId& user) {
@@ -133,9 +138,10 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
         }
         sessions_.erase(user);
     };
-    tickets_ = std::make_unique<ticket::TicketService>(*core_, scheduler_, *matching_, *this, ticket_options);
-    ticket_types_ = std::make_unique<ConfiguredTicketTypes>(config.ticket_types, matching_->profiles(),
-                                                            scheduler_, config.limits.range_values_max);
+    tickets_ = std::make_unique<ticket::TicketService>(*core_, scheduler_, *matching_, *this,
+                                                       ticket_options);
+    ticket_types_ = std::make_unique<ConfiguredTicketTypes>(
+        config.ticket_types, matching_->profiles(), scheduler_, config.limits.range_values_max);
     ticket_types_->install(*tickets_);
 
     ClientServerOptions client_options;
@@ -150,7 +156,9 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     }
     client_address_ = address_text(*client_endpoint);
     if (config.cluster.token_secret.empty()) {
-        log_->warn("node: no cluster.tokenSecret: clients are not authenticated (any user ID is accepted)");
+        log_->warn(
+            "node: no cluster.tokenSecret: clients are not authenticated (any user ID is "
+            "accepted)");
     }
 
     core_->start();
@@ -166,7 +174,9 @@ int Node::run() {
     return 0;
 }
 
-void Node::post(std::function<void()> task) { asio::post(context_, std::move(task)); }
+void Node::post(std::function<void()> task) {
+    asio::post(context_, std::move(task));
+}
 
 void Node::on_push(std::function<void(const UserId&, const ticket::PushMessage&)> observer) {
     push_observers_.push_back(std::move(observer));
@@ -227,13 +237,16 @@ void Node::log_membership(const mesh::MembershipEvent& event) {
     const auto& member = event.member;
     switch (event.kind) {
         case mesh::MembershipEvent::Kind::joined:
-            log_->info("mesh: {} joined ({}, type {}, incarnation {})", member.id.str(), member.address,
-                       member.node_type, member.incarnation);
+            log_->info("mesh: {} joined ({}, type {}, incarnation {})", member.id.str(),
+                       member.address, member.node_type, member.incarnation);
             break;
         case mesh::MembershipEvent::Kind::died:
-            log_->warn("mesh: {} declared dead (incarnation {})", member.id.str(), member.incarnation);
+            log_->warn("mesh: {} declared dead (incarnation {})", member.id.str(),
+                       member.incarnation);
             break;
-        case mesh::MembershipEvent::Kind::left: log_->info("mesh: {} left the cluster", member.id.str()); break;
+        case mesh::MembershipEvent::Kind::left:
+            log_->info("mesh: {} left the cluster", member.id.str());
+            break;
         case mesh::MembershipEvent::Kind::self_reset:
             log_->warn("mesh: this node was declared dead by a peer; rejoining as incarnation {}",
                        member.incarnation);
@@ -268,21 +281,22 @@ void Node::every_second() {
     if (metrics_) {
         metrics_->update(now);
     }
-    log_->info("summary: tickets started {} completed {} timed out {} canceled {}; searching {} "
-               "waiting {}; sessions {}; items {}; members {}",
-               now.tickets_started - last_summary_.tickets_started,
-               now.tickets_completed - last_summary_.tickets_completed,
-               now.tickets_timed_out - last_summary_.tickets_timed_out,
-               now.tickets_canceled - last_summary_.tickets_canceled, now.tickets_searching,
-               now.tickets_waiting, now.sessions, now.store_items, now.members_alive);
+    log_->info(
+        "summary: tickets started {} completed {} timed out {} canceled {}; searching {} "
+        "waiting {}; sessions {}; items {}; members {}",
+        now.tickets_started - last_summary_.tickets_started,
+        now.tickets_completed - last_summary_.tickets_completed,
+        now.tickets_timed_out - last_summary_.tickets_timed_out,
+        now.tickets_canceled - last_summary_.tickets_canceled, now.tickets_searching,
+        now.tickets_waiting, now.sessions, now.store_items, now.members_alive);
     last_summary_ = now;
     second_timer_ = scheduler_.run_after(Duration(1000), [this] { every_second(); });
 }
 
 void Node::push(const UserId& user, const ticket::PushMessage& message) {
     if (ticket::is_terminal(message.kind)) {
-        log_->debug("ticket: user {} ticket {} ended: {} in room {}", user.str(), message.ticket_id.str(),
-                    message.cmd, message.room_id);
+        log_->debug("ticket: user {} ticket {} ended: {} in room {}", user.str(),
+                    message.ticket_id.str(), message.cmd, message.room_id);
         ticket_types_->forget(user, message.ticket_type);
         auto started = ticket_starts_.find({user, message.ticket_type});
         if (started != ticket_starts_.end()) {
@@ -353,10 +367,11 @@ nlohmann::json Node::dump_json() {
     }
     return {{"node", core_->self().id.str()},
             {"members", std::move(members)},
-            {"tickets", {{"in_progress", tickets_->ticket_count()},
-                         {"searching", tickets_->ticket_count(ticket::TicketPhase::searching)},
-                         {"waiting", tickets_->ticket_count(ticket::TicketPhase::waiting)},
-                         {"users", tickets_->user_count()}}},
+            {"tickets",
+             {{"in_progress", tickets_->ticket_count()},
+              {"searching", tickets_->ticket_count(ticket::TicketPhase::searching)},
+              {"waiting", tickets_->ticket_count(ticket::TicketPhase::waiting)},
+              {"users", tickets_->user_count()}}},
             {"rooms", std::move(rooms)},
             {"store", matching::dump_json(matching_->local_items(), scheduler_.now())}};
 }
@@ -370,7 +385,8 @@ void Node::session_closed(const std::shared_ptr<Session>& session) {
         sessions_.erase(found);
         tickets_->disconnect_user(*session->user);
         ticket_types_->forget(*session->user);
-        std::erase_if(ticket_starts_, [&](const auto& entry) { return entry.first.first == *session->user; });
+        std::erase_if(ticket_starts_,
+                      [&](const auto& entry) { return entry.first.first == *session->user; });
         log_->debug("session: user {} disconnected", session->user->str());
     }
 }

@@ -17,10 +17,10 @@
 #include <string>
 #include <unordered_map>
 
+#include <spdlog/logger.h>
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
 #include <nlohmann/json_fwd.hpp>
-#include <spdlog/logger.h>
 
 #include "config/config.hpp"
 #include "matching/service.hpp"
@@ -64,7 +64,8 @@ public:
     [[nodiscard]] nlohmann::json dump_json();
 
     // ClientHandler
-    void handle(const std::shared_ptr<Session>& session, ClientRequest request, Reply reply) override;
+    void handle(const std::shared_ptr<Session>& session, ClientRequest request,
+                Reply reply) override;
     void session_closed(const std::shared_ptr<Session>& session) override;
     // PushSink
     void push(const UserId& user, const ticket::PushMessage& message) override;
@@ -79,11 +80,13 @@ private:
     [[nodiscard]] MetricsSnapshot snapshot() const;
 
     // commands.cpp
-    void handle_store(const std::shared_ptr<Session>& session, ClientRequest& request, Reply& reply);
-    void handle_hello(const std::shared_ptr<Session>& session, HelloCommand& hello, std::uint64_t id,
-                      ClientReply& answer);
+    void handle_store(const std::shared_ptr<Session>& session, ClientRequest& request,
+                      Reply& reply);
+    void handle_hello(const std::shared_ptr<Session>& session, HelloCommand& hello,
+                      std::uint64_t id, ClientReply& answer);
     void handle_ticket(const UserId& user, ClientRequest& request, Reply& reply);
-    void start_ticket(const UserId& user, StartTicketCommand& command, std::uint64_t id, Reply& reply);
+    void start_ticket(const UserId& user, StartTicketCommand& command, std::uint64_t id,
+                      Reply& reply);
 
     config::Config config_;
     std::shared_ptr<spdlog::logger> log_;

@@ -21,7 +21,10 @@ ConfiguredTicketTypes::ConfiguredTicketTypes(const std::map<int, config::TicketT
                                              const matching::ProfileRegistry& profiles,
                                              mesh::Scheduler& scheduler,
                                              std::size_t range_values_max)
-    : types_(types), profiles_(profiles), scheduler_(scheduler), range_values_max_(range_values_max) {}
+    : types_(types),
+      profiles_(profiles),
+      scheduler_(scheduler),
+      range_values_max_(range_values_max) {}
 
 const config::TicketTypeConfig* ConfiguredTicketTypes::find(ticket::TicketType type) const {
     auto found = types_.find(type);
@@ -36,13 +39,13 @@ std::expected<void, std::string> ConfiguredTicketTypes::check_values(
     }
     for (const auto& [property, rule] : config->properties) {
         if (!values.contains(rule.value)) {
-            return std::unexpected(
-                fmt::format("ticket type {} ({}) needs the player's value '{}'", type, config->name, rule.value));
+            return std::unexpected(fmt::format("ticket type {} ({}) needs the player's value '{}'",
+                                               type, config->name, rule.value));
         }
     }
     if (config->allow_match && !values.contains(config->allow_match->first)) {
-        return std::unexpected(fmt::format("ticket type {} ({}) needs the player's value '{}'", type,
-                                           config->name, config->allow_match->first));
+        return std::unexpected(fmt::format("ticket type {} ({}) needs the player's value '{}'",
+                                           type, config->name, config->allow_match->first));
     }
     return {};
 }
@@ -91,17 +94,18 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
         // value, value - w, value + w, value - 2w, ...: the nearest buckets first.
         auto& search = params.search_properties[property];
         search.push_back(value);
-        for (std::int64_t offset = width; offset <= rule.search_spread && search.size() + 2 <= range_values_max_;
+        for (std::int64_t offset = width;
+             offset <= rule.search_spread && search.size() + 2 <= range_values_max_;
              offset += width) {
             search.push_back(value - offset);
             search.push_back(value + offset);
         }
     }
     params.max_members = static_cast<std::uint8_t>(type.max_members);
-    params.ticket_duration = std::chrono::seconds(
-        std::max<std::int64_t>(1, type.ticket_duration_seconds + spread(type.randomize_ticket_duration_seconds)));
-    params.search_interval = std::chrono::milliseconds(
-        std::max<std::int64_t>(10, type.search_interval_ms + spread(type.randomize_search_interval_ms)));
+    params.ticket_duration = std::chrono::seconds(std::max<std::int64_t>(
+        1, type.ticket_duration_seconds + spread(type.randomize_ticket_duration_seconds)));
+    params.search_interval = std::chrono::milliseconds(std::max<std::int64_t>(
+        10, type.search_interval_ms + spread(type.randomize_search_interval_ms)));
     params.search_tries = static_cast<std::uint8_t>(
         std::clamp<std::int64_t>(type.search_tries + spread(type.randomize_search_tries), 0, 255));
     params.empty_searches = static_cast<std::uint8_t>(type.empty_searches);
@@ -124,13 +128,14 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
             // If nobody else joins after the wait, complete with whoever is there.
             const UserId owner_id = owner.id;
             const auto [min_members, after] = *type.complete_when;
-            scheduler_.run_after(std::chrono::seconds(after), [&tickets, owner_id, ticket_type, min_members] {
-                auto members = tickets.get_ticket_member_ids(ticket_type, owner_id);
-                if (tickets.has_ticket(ticket_type, owner_id) && members &&
-                    members->size() >= static_cast<std::size_t>(min_members)) {
-                    (void)tickets.mark_ticket_as_complete(ticket_type, owner_id);
-                }
-            });
+            scheduler_.run_after(
+                std::chrono::seconds(after), [&tickets, owner_id, ticket_type, min_members] {
+                    auto members = tickets.get_ticket_member_ids(ticket_type, owner_id);
+                    if (tickets.has_ticket(ticket_type, owner_id) && members &&
+                        members->size() >= static_cast<std::size_t>(min_members)) {
+                        (void)tickets.mark_ticket_as_complete(ticket_type, owner_id);
+                    }
+                });
         }
         auto params = params_for(type, owner);
         application_data_.erase({owner.id, ticket_type});  // it travels with this ticket only
@@ -168,7 +173,8 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
 
 void ConfiguredTicketTypes::install(ticket::TicketService& tickets) {
     for (const auto& [number, type] : types_) {
-        tickets.set_callbacks(static_cast<ticket::TicketType>(number), callbacks_for(type, tickets));
+        tickets.set_callbacks(static_cast<ticket::TicketType>(number),
+                              callbacks_for(type, tickets));
     }
 }
 

@@ -31,8 +31,8 @@ public:
 
     [[nodiscard]] const config::TicketTypeConfig* find(ticket::TicketType type) const;
     // Checks a start command's values against the type's rules; the message names what is missing.
-    [[nodiscard]] std::expected<void, std::string> check_values(ticket::TicketType type,
-                                                                const matching::Properties& values) const;
+    [[nodiscard]] std::expected<void, std::string> check_values(
+        ticket::TicketType type, const matching::Properties& values) const;
     // The application data the next ticket of this user carries.
     void set_application_data(const UserId& user, ticket::TicketType type, ticket::Bytes data);
     // Drops what is kept for a user's ticket of a type (it ended), or for all its types (it left).

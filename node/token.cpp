@@ -23,12 +23,15 @@ std::string signature(std::string_view secret, std::string_view user, std::uint6
 
 }  // namespace
 
-std::string make_token(std::string_view secret, std::string_view user, std::uint64_t expires_unix_seconds) {
-    return fmt::format("{}.{}", expires_unix_seconds, signature(secret, user, expires_unix_seconds));
+std::string make_token(std::string_view secret, std::string_view user,
+                       std::uint64_t expires_unix_seconds) {
+    return fmt::format("{}.{}", expires_unix_seconds,
+                       signature(secret, user, expires_unix_seconds));
 }
 
 std::expected<void, std::string> verify_token(std::string_view secret, std::string_view user,
-                                              std::string_view token, std::uint64_t now_unix_seconds) {
+                                              std::string_view token,
+                                              std::uint64_t now_unix_seconds) {
     if (token.empty()) {
         return std::unexpected("a token is required");
     }
@@ -45,10 +48,12 @@ std::expected<void, std::string> verify_token(std::string_view secret, std::stri
     const std::string_view given = token.substr(dot + 1);
     if (given.size() != expected.size() ||
         CRYPTO_memcmp(given.data(), expected.data(), expected.size()) != 0) {
-        return std::unexpected("the token's signature does not match (forged, or for another user)");
+        return std::unexpected(
+            "the token's signature does not match (forged, or for another user)");
     }
     if (expires <= now_unix_seconds) {
-        return std::unexpected(fmt::format("the token expired {} s ago", now_unix_seconds - expires));
+        return std::unexpected(
+            fmt::format("the token expired {} s ago", now_unix_seconds - expires));
     }
     return {};
 }

@@ -133,8 +133,8 @@ void TicketService::cancel_participation(const UserId& user, TicketType type, co
     if (!participation.completed) {
         // Decided here, not by the room: the push says why.
         const std::string reason(why);
-        deliver_locally(PushEnvelope{fmt::format("{}:local", participation.ticket_id.str()), user, type,
-                                     participation.ticket_id, participation.room_id, UserId(),
+        deliver_locally(PushEnvelope{fmt::format("{}:local", participation.ticket_id.str()), user,
+                                     type, participation.ticket_id, participation.room_id, UserId(),
                                      WireKind::cancel, push_ver, push_cancel,
                                      Bytes(reason.begin(), reason.end())});
     }

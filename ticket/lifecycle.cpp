@@ -227,7 +227,8 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
     ++counters_.joins_accepted;
     if (ticket.cancel_requested) {
         courier_.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
-                         encode(LeaveMessage{joined.room_id, ticket.owner, ticket.type}), [](auto) {});
+                         encode(LeaveMessage{joined.room_id, ticket.owner, ticket.type}),
+                         [](auto) {});
     }
     for (const User& user : ticket.party) {
         auto participation = participations_.find({user.id, ticket.type});

@@ -121,9 +121,9 @@ bool TicketService::set_user_data(const UserId& user, const matching::ValueMap& 
 }
 
 std::size_t TicketService::ticket_count(TicketPhase phase) const {
-    return static_cast<std::size_t>(std::count_if(tickets_.begin(), tickets_.end(), [phase](const auto& entry) {
-        return entry.second.phase == phase;
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(tickets_.begin(), tickets_.end(),
+                      [phase](const auto& entry) { return entry.second.phase == phase; }));
 }
 
 void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
@@ -161,7 +161,8 @@ void TicketService::disconnect_user(const UserId& user) {
         }
         if (participations_.contains({user, type})) {
             leave_room_of(user, type, [](Result<void>) {});
-            cancel_participation(user, type, cancel_reason_disconnected);  // its session gets nothing more
+            cancel_participation(user, type,
+                                 cancel_reason_disconnected);  // its session gets nothing more
         }
     }
     users_.erase(user);
@@ -212,27 +213,27 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
     // members are claimed under the ticket's own ID.
     const TicketId claim_id = next_ticket_id();
     starting_.insert({owner, type});
-    claim_party(
-        claim_id, type, *user, party,
-        [this, type, owner, claim_id, party, done = std::move(done)](Result<std::vector<User>> claimed) {
-            starting_.erase({owner, type});
-            const User* still = local_user(owner);
-            if (!claimed || still == nullptr) {
-                if (claimed) {
-                    release_claims(claim_id, type, party);
-                }
-                done(claimed ? fail(Errc::user_not_found, "the owner disconnected")
-                             : std::unexpected(claimed.error()));
-                return;
-            }
-            auto created = create_ticket(type, *still, *claimed, claim_id);
-            if (!created) {
-                release_claims(claim_id, type, party);
-                done(std::unexpected(created.error()));
-                return;
-            }
-            done({});
-        });
+    claim_party(claim_id, type, *user, party,
+                [this, type, owner, claim_id, party,
+                 done = std::move(done)](Result<std::vector<User>> claimed) {
+                    starting_.erase({owner, type});
+                    const User* still = local_user(owner);
+                    if (!claimed || still == nullptr) {
+                        if (claimed) {
+                            release_claims(claim_id, type, party);
+                        }
+                        done(claimed ? fail(Errc::user_not_found, "the owner disconnected")
+                                     : std::unexpected(claimed.error()));
+                        return;
+                    }
+                    auto created = create_ticket(type, *still, *claimed, claim_id);
+                    if (!created) {
+                        release_claims(claim_id, type, party);
+                        done(std::unexpected(created.error()));
+                        return;
+                    }
+                    done({});
+                });
 }
 
 Result<void> TicketService::start_ticket(TicketType type, const UserId& owner) {

@@ -247,9 +247,9 @@ private:
     std::map<TicketId, MatchedTicket> matched_;
     // Joins accepted here, remembered past their room's end so that a retry gets the same answer.
     std::map<std::string, Time> accepted_attempts_;
-    std::map<Key, Participation> participations_;  // of users connected here
-    std::set<Key> starting_;  // owners whose party is being claimed
-    std::set<std::string> seen_pushes_;            // non-terminal pushes delivered
+    std::map<Key, Participation> participations_;          // of users connected here
+    std::set<Key> starting_;                               // owners whose party is being claimed
+    std::set<std::string> seen_pushes_;                    // non-terminal pushes delivered
     std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set
     mesh::TimerId sweep_timer_ = 0;
     std::uint64_t next_ticket_ = 1;

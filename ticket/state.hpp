@@ -36,7 +36,7 @@ struct Room {
     std::vector<Member> members;  // in join order, the owner's party first
     std::map<UserId, Time> reservations;
     matching::ValueMap properties;
-    TicketProperties ticket_properties;             // the owner's holder and each joined party's
+    TicketProperties ticket_properties;  // the owner's holder and each joined party's
     std::vector<std::function<void(const std::string&)>> on_deleted;
     std::vector<std::function<void(const std::string&, const User*)>> on_left;
     std::uint64_t next_push = 1;

@@ -212,10 +212,11 @@ mesh::Payload encode(const SessionMessage& message) {
     });
 }
 
-Decoded<SessionMessage> decode_session(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
+Decoded<SessionMessage> decode_session(mesh::PayloadView payload,
+                                       const capnp::ReaderOptions& options) {
     return decode<wire::Session>(payload, options, [](wire::Session::Reader root) {
-        return SessionMessage{UserId(text(root.getUserId(), id_bytes_max, "user ID")), root.getEpoch(),
-                              NodeId(text(root.getHome(), id_bytes_max, "home"))};
+        return SessionMessage{UserId(text(root.getUserId(), id_bytes_max, "user ID")),
+                              root.getEpoch(), NodeId(text(root.getHome(), id_bytes_max, "home"))};
     });
 }
 

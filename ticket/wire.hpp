@@ -107,6 +107,7 @@ using Decoded = std::expected<T, std::string>;
 [[nodiscard]] Decoded<ClaimReplyMessage> decode_claim_reply(mesh::PayloadView,
                                                             const capnp::ReaderOptions&);
 [[nodiscard]] Decoded<AckMessage> decode_ack(mesh::PayloadView, const capnp::ReaderOptions&);
-[[nodiscard]] Decoded<SessionMessage> decode_session(mesh::PayloadView, const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<SessionMessage> decode_session(mesh::PayloadView,
+                                                     const capnp::ReaderOptions&);
 
 }  // namespace matchmesh::ticket

@@ -18,7 +18,9 @@ constexpr std::size_t write_batch_bytes = 4 * 1024 * 1024;
 }  // namespace
 
 FramedStream::FramedStream(asio::io_context& context, std::size_t read_buffer_bytes)
-    : socket(context), in_(std::max<std::size_t>(read_buffer_bytes, frame_header_bytes)), wake_(context) {
+    : socket(context),
+      in_(std::max<std::size_t>(read_buffer_bytes, frame_header_bytes)),
+      wake_(context) {
     wake_.expires_at(asio::steady_timer::time_point::max());
 }
 

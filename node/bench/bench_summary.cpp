@@ -14,8 +14,8 @@
 #include <fstream>
 #include <map>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -42,11 +42,12 @@ struct Point {
 };
 
 bool sustained(const json& report, double p99_limit_ms, double fill_gap_points) {
-    const double gap = report.contains("ideal") ? 100.0 * (report["ideal"]["fill_rate"].get<double>() -
-                                                           report["fill_rate"].get<double>())
-                                                : 0.0;
-    return report["unfinished"].get<double>() == 0 && report["ttm_ms"]["p99"].get<double>() < p99_limit_ms &&
-           gap <= fill_gap_points;
+    const double gap = report.contains("ideal")
+                           ? 100.0 * (report["ideal"]["fill_rate"].get<double>() -
+                                      report["fill_rate"].get<double>())
+                           : 0.0;
+    return report["unfinished"].get<double>() == 0 &&
+           report["ttm_ms"]["p99"].get<double>() < p99_limit_ms && gap <= fill_gap_points;
 }
 
 json system_summary(const std::vector<Point>& points, double p99_limit_ms, double fill_gap_points) {
@@ -60,12 +61,14 @@ json system_summary(const std::vector<Point>& points, double p99_limit_ms, doubl
             max_rate = point.rate;
             at = &point;
         }
-        by_rate.push_back({{"rate", point.rate},
-                           {"sustained", ok},
-                           {"ttm_ms", point.report["ttm_ms"]},
-                           {"fill_rate", point.report["fill_rate"]},
-                           {"ideal_fill_rate", point.report.value("ideal", json::object()).value("fill_rate", 0.0)},
-                           {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)}});
+        by_rate.push_back(
+            {{"rate", point.rate},
+             {"sustained", ok},
+             {"ttm_ms", point.report["ttm_ms"]},
+             {"fill_rate", point.report["fill_rate"]},
+             {"ideal_fill_rate",
+              point.report.value("ideal", json::object()).value("fill_rate", 0.0)},
+             {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)}});
     }
     summary["max_rate"] = max_rate;
     summary["by_rate"] = by_rate;
@@ -100,7 +103,8 @@ void write_charts(const fs::path& dir, const std::map<std::string, std::vector<P
         for (const auto& [name, points] : systems) {
             data << "# " << name << " rate p50 p99\n";
             for (const Point& point : points) {
-                data << fmt::format("{} {} {}\n", point.rate, std::max(0.01, point.report["ttm_ms"]["p50"].get<double>()),
+                data << fmt::format("{} {} {}\n", point.rate,
+                                    std::max(0.01, point.report["ttm_ms"]["p50"].get<double>()),
                                     std::max(0.01, point.report["ttm_ms"]["p99"].get<double>()));
             }
             data << "\n\n";
@@ -108,35 +112,38 @@ void write_charts(const fs::path& dir, const std::map<std::string, std::vector<P
         std::string plots;
         int index = 0;
         for (const auto& [name, points] : systems) {
-            plots += fmt::format("{}'{}' index {} using 1:2 with linespoints title '{} p50', '{}' index {} using "
-                                 "1:3 with linespoints title '{} p99'",
-                                 plots.empty() ? "" : ", ", (dir / "ttm_vs_rate.dat").string(), index, name,
-                                 (dir / "ttm_vs_rate.dat").string(), index, name);
+            plots += fmt::format(
+                "{}'{}' index {} using 1:2 with linespoints title '{} p50', '{}' index {} using "
+                "1:3 with linespoints title '{} p99'",
+                plots.empty() ? "" : ", ", (dir / "ttm_vs_rate.dat").string(), index, name,
+                (dir / "ttm_vs_rate.dat").string(), index, name);
             ++index;
         }
-        std::ofstream(dir / "ttm_vs_rate.gp")
-            << fmt::format("set terminal png size 1000,600\nset output '{}'\nset title 'time to match against "
-                           "arrival rate (1v1)'\nset xlabel 'arrivals per second'\nset ylabel 'time to match "
-                           "(ms)'\nset logscale y\nset grid\nplot {}\n",
-                           (dir / "ttm_vs_rate.png").string(), plots);
+        std::ofstream(dir / "ttm_vs_rate.gp") << fmt::format(
+            "set terminal png size 1000,600\nset output '{}'\nset title 'time to match against "
+            "arrival rate (1v1)'\nset xlabel 'arrivals per second'\nset ylabel 'time to match "
+            "(ms)'\nset logscale y\nset grid\nplot {}\n",
+            (dir / "ttm_vs_rate.png").string(), plots);
     }
     // The distribution of time to match at one rate: matchmesh, Redis, ideal.
     {
         std::string plots;
         for (const std::string name : {"matchmesh", "redis", "ideal"}) {
-            const fs::path samples = dir / "runs" / fmt::format("{}-{}.samples", name, static_cast<int>(cdf_rate));
+            const fs::path samples =
+                dir / "runs" / fmt::format("{}-{}.samples", name, static_cast<int>(cdf_rate));
             if (!fs::exists(samples)) {
                 continue;
             }
-            plots += fmt::format("{}'{}' using 3:(1.0/n_{}) smooth cumulative title '{}'", plots.empty() ? "" : ", ",
-                                 samples.string(), name, name);
+            plots += fmt::format("{}'{}' using 3:(1.0/n_{}) smooth cumulative title '{}'",
+                                 plots.empty() ? "" : ", ", samples.string(), name, name);
         }
         if (plots.empty()) {
             return;
         }
         std::string counts;
         for (const std::string name : {"matchmesh", "redis", "ideal"}) {
-            const fs::path samples = dir / "runs" / fmt::format("{}-{}.samples", name, static_cast<int>(cdf_rate));
+            const fs::path samples =
+                dir / "runs" / fmt::format("{}-{}.samples", name, static_cast<int>(cdf_rate));
             std::size_t lines = 0;
             std::ifstream file(samples);
             std::string line;
@@ -145,32 +152,37 @@ void write_charts(const fs::path& dir, const std::map<std::string, std::vector<P
             }
             counts += fmt::format("n_{} = {}\n", name, std::max<std::size_t>(lines, 1));
         }
-        std::ofstream(dir / "ttm_cdf.gp")
-            << fmt::format("set terminal png size 1000,600\nset output '{}'\nset title 'time to match, 1v1 at {} "
-                           "arrivals/s (CDF)'\nset xlabel 'time to match (ms)'\nset ylabel 'share of matched "
-                           "tickets'\nset logscale x\nset xrange [0.1:*]\nset grid\nset key bottom right\n{}plot {}\n",
-                           (dir / "ttm_cdf.png").string(), cdf_rate, counts, plots);
+        std::ofstream(dir / "ttm_cdf.gp") << fmt::format(
+            "set terminal png size 1000,600\nset output '{}'\nset title 'time to match, 1v1 at {} "
+            "arrivals/s (CDF)'\nset xlabel 'time to match (ms)'\nset ylabel 'share of matched "
+            "tickets'\nset logscale x\nset xrange [0.1:*]\nset grid\nset key bottom right\n{}plot "
+            "{}\n",
+            (dir / "ttm_cdf.png").string(), cdf_rate, counts, plots);
     }
 }
 
 std::string markdown(const json& summary) {
     std::string table =
-        "| system | max sustained 1v1 rate (/s) | ttm p50 / p99 at it (ms) | ideal p50 / p99 (ms) | fill (ideal) | CPU s per "
+        "| system | max sustained 1v1 rate (/s) | ttm p50 / p99 at it (ms) | ideal p50 / p99 (ms) "
+        "| fill (ideal) | CPU s per "
         "1k matches | peak RSS (MiB) |\n|---|---:|---:|---:|---:|---:|---:|\n";
     for (const std::string name : {"matchmesh", "redis"}) {
         if (!summary.contains(name) || !summary[name].contains("ttm_ms")) {
             continue;
         }
         const json& s = summary[name];
-        table += fmt::format("| {} | {} | {} / {} | {} / {} | {:.1f}% ({:.1f}%) | {} | {} |\n", name,
-                             s["max_rate"].get<double>(), s["ttm_ms"]["p50"].get<double>(),
-                             s["ttm_ms"]["p99"].get<double>(), s["ideal_ttm_ms"]["p50"].get<double>(),
-                             s["ideal_ttm_ms"]["p99"].get<double>(), 100 * s["fill_rate"].get<double>(),
-                             100 * s["ideal_fill_rate"].get<double>(), s["cpu_s_per_1k_matches"].get<double>(),
-                             s["rss_mb"].get<double>());
+        table +=
+            fmt::format("| {} | {} | {} / {} | {} / {} | {:.1f}% ({:.1f}%) | {} | {} |\n", name,
+                        s["max_rate"].get<double>(), s["ttm_ms"]["p50"].get<double>(),
+                        s["ttm_ms"]["p99"].get<double>(), s["ideal_ttm_ms"]["p50"].get<double>(),
+                        s["ideal_ttm_ms"]["p99"].get<double>(), 100 * s["fill_rate"].get<double>(),
+                        100 * s["ideal_fill_rate"].get<double>(),
+                        s["cpu_s_per_1k_matches"].get<double>(), s["rss_mb"].get<double>());
     }
-    table += fmt::format("\nrate ratio (matchmesh / redis): {}\n", summary.value("rate_ratio", json()).dump());
-    for (const std::string key : {"instructions_per_match", "bytes_per_waiting_ticket", "pool_growth_exponent"}) {
+    table += fmt::format("\nrate ratio (matchmesh / redis): {}\n",
+                         summary.value("rate_ratio", json()).dump());
+    for (const std::string key :
+         {"instructions_per_match", "bytes_per_waiting_ticket", "pool_growth_exponent"}) {
         if (summary.contains(key)) {
             table += fmt::format("{}: {}\n", key, summary[key].dump());
         }
@@ -188,8 +200,10 @@ int main(int argc, char** argv) {
     double cdf_rate = 1000;
     std::string placement;
     app.add_option("dir", dir_text, "the run's folder")->required();
-    app.add_option("--p99-limit-ms", p99_limit_ms, "time-to-match p99 a sustained rate stays under");
-    app.add_option("--fill-gap-points", fill_gap_points, "fill-rate points a sustained rate may lose to the ideal");
+    app.add_option("--p99-limit-ms", p99_limit_ms,
+                   "time-to-match p99 a sustained rate stays under");
+    app.add_option("--fill-gap-points", fill_gap_points,
+                   "fill-rate points a sustained rate may lose to the ideal");
     app.add_option("--cdf-rate", cdf_rate, "the rate whose time-to-match distribution is charted");
     app.add_option("--placement", placement, "where the processes ran (CPUs), for the record");
     CLI11_PARSE(app, argc, argv);
@@ -215,7 +229,8 @@ int main(int argc, char** argv) {
         }
     }
     for (auto& [system, points] : systems) {
-        std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.rate < b.rate; });
+        std::sort(points.begin(), points.end(),
+                  [](const Point& a, const Point& b) { return a.rate < b.rate; });
     }
     json summary = json::object();
     for (const auto& [system, points] : systems) {
@@ -223,15 +238,17 @@ int main(int argc, char** argv) {
     }
     if (summary.contains("matchmesh") && summary.contains("redis") &&
         summary["redis"]["max_rate"].get<double>() > 0) {
-        summary["rate_ratio"] =
-            round_to(summary["matchmesh"]["max_rate"].get<double>() / summary["redis"]["max_rate"].get<double>(), 2);
+        summary["rate_ratio"] = round_to(summary["matchmesh"]["max_rate"].get<double>() /
+                                             summary["redis"]["max_rate"].get<double>(),
+                                         2);
     }
     if (const json matches = read_json(dir / "sim-matches.json"); matches.is_object()) {
         summary["sim_matches"] = matches;
         std::ifstream instructions(dir / "instructions.txt");
         double total = 0;
         if (instructions >> total && matches.value("matches", 0.0) > 0) {
-            summary["instructions_per_match"] = std::round(total / matches["matches"].get<double>());
+            summary["instructions_per_match"] =
+                std::round(total / matches["matches"].get<double>());
         }
     }
     if (const json memory = read_json(dir / "sim-memory.json"); memory.is_object()) {

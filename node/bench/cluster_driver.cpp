@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <sys/resource.h>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/experimental/as_tuple.hpp>
@@ -16,8 +18,6 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
-#include <fmt/format.h>
-#include <sys/resource.h>
 
 #include "mesh/asio/framed_stream.hpp"
 #include "mesh/asio/tcp_transport.hpp"
@@ -72,8 +72,8 @@ void Driver::close(const StreamPtr& stream) {
 }
 
 asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& error) {
-    const std::string& address =
-        options_.nodes[std::uniform_int_distribution<std::size_t>(0, options_.nodes.size() - 1)(random_)];
+    const std::string& address = options_.nodes[std::uniform_int_distribution<std::size_t>(
+        0, options_.nodes.size() - 1)(random_)];
     auto parts = mesh::split_host_port(address);
     if (!parts) {
         error = parts.error();
@@ -94,7 +94,8 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
     if (!options_.token_secret.empty()) {
         const auto now = std::chrono::duration_cast<std::chrono::seconds>(
             std::chrono::system_clock::now().time_since_epoch());
-        hello.token = make_token(options_.token_secret, user, static_cast<std::uint64_t>(now.count()) + 3600);
+        hello.token =
+            make_token(options_.token_secret, user, static_cast<std::uint64_t>(now.count()) + 3600);
     }
     ClientRequest request{1, std::move(hello)};
     auto reply = co_await call(stream, std::move(request));
@@ -111,7 +112,8 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
     co_return stream;
 }
 
-asio::awaitable<std::expected<ServerMessage, std::string>> Driver::receive(const StreamPtr& stream) {
+asio::awaitable<std::expected<ServerMessage, std::string>> Driver::receive(
+    const StreamPtr& stream) {
     std::vector<capnp::word> body;
     mesh::FrameLimits limits;
     limits.body_bytes_max = 16 * 1024 * 1024;
@@ -205,7 +207,8 @@ asio::awaitable<void> Driver::play(std::size_t index) {
                 break;  // closed: unfinished
             }
             auto* push = std::get_if<ticket::PushMessage>(&*message);
-            if (push == nullptr || push->ticket_type != arrival.type || !ticket::is_terminal(push->kind)) {
+            if (push == nullptr || push->ticket_type != arrival.type ||
+                !ticket::is_terminal(push->kind)) {
                 continue;
             }
             record.ttm_ms = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
@@ -243,8 +246,8 @@ void Driver::progress() const {
         timed_out += record.outcome == Outcome::timed_out ? 1 : 0;
     }
     std::fprintf(stderr, "  %5.1fs  started %zu  matched %zu  timed out %zu  in progress %zu\n",
-                 std::chrono::duration<double>(Clock::now() - began_).count(), started, matched, timed_out,
-                 parties_running_);
+                 std::chrono::duration<double>(Clock::now() - began_).count(), started, matched,
+                 timed_out, parties_running_);
 }
 
 ClusterRun Driver::run() {
@@ -258,8 +261,8 @@ ClusterRun Driver::run() {
     last_arrival_ = began_;
     asio::co_spawn(context_, arrive(), asio::detached);
     const double last = arrivals_.empty() ? 0 : arrivals_.back().at;
-    const auto hard_end =
-        began_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(last + options_.grace_s));
+    const auto hard_end = began_ + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(last + options_.grace_s));
     auto next_progress = began_ + std::chrono::seconds(5);
     while (Clock::now() < hard_end) {
         context_.run_for(std::chrono::milliseconds(100));
@@ -284,7 +287,8 @@ ClusterRun Driver::run() {
 
 }  // namespace
 
-ClusterRun drive_cluster(const std::vector<Arrival>& arrivals, const ClusterDriverOptions& options) {
+ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,
+                         const ClusterDriverOptions& options) {
     Driver driver(arrivals, options);
     return driver.run();
 }

@@ -17,7 +17,7 @@ struct ClusterDriverOptions {
     std::string token_secret;  // signs hello tokens when the cluster checks them
     double grace_s = 40;       // after the last arrival, how long tickets may still take
     std::uint64_t seed = 1;
-    bool progress = true;      // a line on stderr every 5 s
+    bool progress = true;  // a line on stderr every 5 s
 };
 
 struct ClusterRun {

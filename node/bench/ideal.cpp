@@ -20,8 +20,8 @@ struct Waiting {
 
 class TypeMatcher {
 public:
-    TypeMatcher(MatchRules rules, const std::vector<Arrival>& arrivals, std::vector<TicketRecord>& records,
-                std::size_t& rooms)
+    TypeMatcher(MatchRules rules, const std::vector<Arrival>& arrivals,
+                std::vector<TicketRecord>& records, std::size_t& rooms)
         : rules_(rules), arrivals_(arrivals), records_(records), rooms_(rooms) {}
 
     // Advances virtual time to `now`, handling the timers due before it.
@@ -35,7 +35,8 @@ public:
 
     void arrive(std::size_t index) {
         const Arrival& arrival = arrivals_[index];
-        const Waiting newcomer{index, arrival.at, arrival.rating, static_cast<int>(arrival.users.size())};
+        const Waiting newcomer{index, arrival.at, arrival.rating,
+                               static_cast<int>(arrival.users.size())};
         // Longest-waiting anchor first: the first group the newcomer fills, or completes by policy.
         for (auto anchor = waiting_.begin(); anchor != waiting_.end(); ++anchor) {
             if (!compatible(*anchor, newcomer)) {
@@ -43,7 +44,8 @@ public:
             }
             auto group = gather(anchor, &newcomer);
             const int players = count(group, &newcomer);
-            const bool waited = rules_.min_members && arrival.at - anchor->at >= rules_.complete_after_s;
+            const bool waited =
+                rules_.min_members && arrival.at - anchor->at >= rules_.complete_after_s;
             if (players == rules_.max_members || (waited && players >= *rules_.min_members)) {
                 complete(group, &newcomer, arrival.at);
                 return;
@@ -68,7 +70,8 @@ private:
     std::vector<Iterator> gather(Iterator anchor, const Waiting* newcomer) {
         std::vector<Iterator> group{anchor};
         int players = anchor->size + (newcomer ? newcomer->size : 0);
-        for (auto other = std::next(anchor); other != waiting_.end() && players < rules_.max_members; ++other) {
+        for (auto other = std::next(anchor);
+             other != waiting_.end() && players < rules_.max_members; ++other) {
             if (compatible(*anchor, *other) && players + other->size <= rules_.max_members) {
                 group.push_back(other);
                 players += other->size;

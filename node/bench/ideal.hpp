@@ -14,7 +14,7 @@
 namespace matchmesh::bench {
 
 // One record per arrival (same index). Arrivals of a type missing from `types` are refused.
-[[nodiscard]] std::vector<TicketRecord> ideal_outcomes(const std::vector<Arrival>& arrivals,
-                                                       const std::map<int, config::TicketTypeConfig>& types);
+[[nodiscard]] std::vector<TicketRecord> ideal_outcomes(
+    const std::vector<Arrival>& arrivals, const std::map<int, config::TicketTypeConfig>& types);
 
 }  // namespace matchmesh::bench

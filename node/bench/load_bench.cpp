@@ -18,7 +18,8 @@
 // --backend ideal runs only the ideal matcher.
 //
 //   matchmesh-bench --nodes 127.0.0.1:7201,127.0.0.1:7202 --rate 500 --duration 30
-//       --type 1=0.8 --type 2=0.2 --party 2:1=0.8 --party 2:2=0.2 --json report.json --chart ttm.png
+//       --type 1=0.8 --type 2=0.2 --party 2:1=0.8 --party 2:2=0.2 --json report.json --chart
+//       ttm.png
 // (--party 2:2=0.2: a fifth of type 2's parties are two players; type 1's are all single.)
 
 #include <charconv>
@@ -28,16 +29,16 @@
 #include <map>
 #include <thread>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
 #include "node/bench/cluster_driver.hpp"
 #include "node/bench/ideal.hpp"
 #include "node/bench/outcomes.hpp"
-#include "node/bench/trace.hpp"
 #include "node/bench/redis_baseline.hpp"
+#include "node/bench/trace.hpp"
 
 namespace {
 
@@ -64,15 +65,16 @@ struct Options {
 };
 
 void print_table(const nlohmann::json& report, const char* title) {
-    std::printf("\n%s\n%-8s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", title, "type", "started", "matched",
-                "timed out", "canceled", "fill", "ttm p50", "ttm p90", "ttm p99", "matches/s");
+    std::printf("\n%s\n%-8s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", title, "type", "started",
+                "matched", "timed out", "canceled", "fill", "ttm p50", "ttm p90", "ttm p99",
+                "matches/s");
     const auto row = [](const std::string& name, const nlohmann::json& part) {
-        std::printf("%-8s %9zu %9zu %9zu %9zu %8.1f%% %7.0fms %7.0fms %7.0fms %9.1f\n", name.c_str(),
-                    part["tickets_started"].get<std::size_t>(), part["completed"].get<std::size_t>(),
-                    part["timed_out"].get<std::size_t>(), part["canceled"].get<std::size_t>(),
-                    100.0 * part["fill_rate"].get<double>(), part["ttm_ms"]["p50"].get<double>(),
-                    part["ttm_ms"]["p90"].get<double>(), part["ttm_ms"]["p99"].get<double>(),
-                    part["matches_per_s"].get<double>());
+        std::printf("%-8s %9zu %9zu %9zu %9zu %8.1f%% %7.0fms %7.0fms %7.0fms %9.1f\n",
+                    name.c_str(), part["tickets_started"].get<std::size_t>(),
+                    part["completed"].get<std::size_t>(), part["timed_out"].get<std::size_t>(),
+                    part["canceled"].get<std::size_t>(), 100.0 * part["fill_rate"].get<double>(),
+                    part["ttm_ms"]["p50"].get<double>(), part["ttm_ms"]["p90"].get<double>(),
+                    part["ttm_ms"]["p99"].get<double>(), part["matches_per_s"].get<double>());
     };
     for (const auto& [type, part] : report["by_type"].items()) {
         row(type, part);
@@ -97,10 +99,12 @@ nlohmann::json compare(const nlohmann::json& measured, const nlohmann::json& ide
         gaps[type] = {
             {"ttm_p50_ms", part["ttm_ms"]["p50"]},
             {"ideal_ttm_p50_ms", best["ttm_ms"]["p50"]},
-            {"ttm_p50_over_ideal_ms", round1(part["ttm_ms"]["p50"].get<double>() - best["ttm_ms"]["p50"].get<double>())},
+            {"ttm_p50_over_ideal_ms",
+             round1(part["ttm_ms"]["p50"].get<double>() - best["ttm_ms"]["p50"].get<double>())},
             {"ttm_p99_ms", part["ttm_ms"]["p99"]},
             {"ideal_ttm_p99_ms", best["ttm_ms"]["p99"]},
-            {"ttm_p99_over_ideal_ms", round1(part["ttm_ms"]["p99"].get<double>() - best["ttm_ms"]["p99"].get<double>())},
+            {"ttm_p99_over_ideal_ms",
+             round1(part["ttm_ms"]["p99"].get<double>() - best["ttm_ms"]["p99"].get<double>())},
             {"fill_rate", part["fill_rate"]},
             {"ideal_fill_rate", best["fill_rate"]},
             {"fill_rate_gap_points",
@@ -110,13 +114,15 @@ nlohmann::json compare(const nlohmann::json& measured, const nlohmann::json& ide
 }
 
 void print_comparison(const nlohmann::json& gaps) {
-    std::printf("\nagainst the ideal matcher on the same arrivals\n%-8s %12s %12s %12s %12s %10s %10s\n", "type",
-                "ttm p50", "ideal p50", "ttm p99", "ideal p99", "fill", "ideal fill");
+    std::printf(
+        "\nagainst the ideal matcher on the same arrivals\n%-8s %12s %12s %12s %12s %10s %10s\n",
+        "type", "ttm p50", "ideal p50", "ttm p99", "ideal p99", "fill", "ideal fill");
     for (const auto& [type, gap] : gaps.items()) {
         std::printf("%-8s %10.0fms %10.0fms %10.0fms %10.0fms %9.1f%% %9.1f%%\n", type.c_str(),
                     gap["ttm_p50_ms"].get<double>(), gap["ideal_ttm_p50_ms"].get<double>(),
                     gap["ttm_p99_ms"].get<double>(), gap["ideal_ttm_p99_ms"].get<double>(),
-                    100 * gap["fill_rate"].get<double>(), 100 * gap["ideal_fill_rate"].get<double>());
+                    100 * gap["fill_rate"].get<double>(),
+                    100 * gap["ideal_fill_rate"].get<double>());
     }
 }
 
@@ -168,7 +174,8 @@ void write_chart(const std::string& chart_path, const std::vector<TicketRecord>&
     if (status == 0) {
         std::printf("chart: %s\n", chart_path.c_str());
     } else {
-        std::printf("chart: gnuplot failed (is gnuplot installed?); data in %s\n", data_path.c_str());
+        std::printf("chart: gnuplot failed (is gnuplot installed?); data in %s\n",
+                    data_path.c_str());
     }
 }
 
@@ -195,7 +202,8 @@ std::pair<int, double> parse_share(const std::string& text) {
     return {key, weight};
 }
 
-void parse_mixes(Options& options, const std::vector<std::string>& types, const std::vector<std::string>& parties) {
+void parse_mixes(Options& options, const std::vector<std::string>& types,
+                 const std::vector<std::string>& parties) {
     if (!types.empty()) {
         options.shape.types.clear();
         for (const auto& text : types) {
@@ -209,7 +217,8 @@ void parse_mixes(Options& options, const std::vector<std::string>& types, const 
     for (const auto& text : parties) {
         const auto colon = text.find(':');
         const int type = colon == std::string::npos ? -1 : parse_share(text.substr(0, colon)).first;
-        auto [size, weight] = parse_share(colon == std::string::npos ? text : text.substr(colon + 1));
+        auto [size, weight] =
+            parse_share(colon == std::string::npos ? text : text.substr(colon + 1));
         if (size < 1 || size > 8 || type < -1 || type > 255) {
             throw CLI::ValidationError(
                 fmt::format("--party {}: a party has 1..8 players; a ticket type is 0..255", text));
@@ -231,38 +240,47 @@ std::string read_line(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"matchmesh-bench: simulated players against a matchmesh cluster (or the baselines)"};
+    CLI::App app{
+        "matchmesh-bench: simulated players against a matchmesh cluster (or the baselines)"};
     Options options;
     std::vector<std::string> types;
     std::vector<std::string> parties;
     std::string secret_file;
     app.add_option("--backend", options.backend, "cluster (default), redis, or ideal")
         ->check(CLI::IsMember({"cluster", "redis", "ideal"}));
-    app.add_option("--nodes", options.nodes, "client ports of the nodes, host:port, comma-separated")
+    app.add_option("--nodes", options.nodes,
+                   "client ports of the nodes, host:port, comma-separated")
         ->delimiter(',');
     app.add_option("--admin", options.admins, "metrics ports of the nodes, for their peak memory")
         ->delimiter(',');
     app.add_option("--redis", options.redis, "the Redis baseline's server, host:port");
     app.add_option("--redis-workers", options.redis_workers, "connections sending to Redis")
         ->check(CLI::Range(1, 64));
-    app.add_option("--config", options.config_path, "the cluster's config: its ticket types drive the ideal matcher");
-    app.add_option("--rate", options.shape.rate, "parties arriving per second")->check(CLI::Range(0.1, 100000.0));
-    app.add_option("--duration", options.shape.duration, "seconds of arrivals")->check(CLI::Range(0.1, 86400.0));
+    app.add_option("--config", options.config_path,
+                   "the cluster's config: its ticket types drive the ideal matcher");
+    app.add_option("--rate", options.shape.rate, "parties arriving per second")
+        ->check(CLI::Range(0.1, 100000.0));
+    app.add_option("--duration", options.shape.duration, "seconds of arrivals")
+        ->check(CLI::Range(0.1, 86400.0));
     app.add_option("--type", types, "ticket type and its share, type=weight (repeat)");
-    app.add_option("--party", parties,
-                   "party size and its share, [type:]size=weight (repeat; without a type: all types)");
+    app.add_option(
+        "--party", parties,
+        "party size and its share, [type:]size=weight (repeat; without a type: all types)");
     app.add_option("--rating-mean", options.shape.rating_mean, "mean of the players' ratings");
     app.add_option("--rating-sd", options.shape.rating_sd, "standard deviation of the ratings")
         ->check(CLI::Range(0.0, 1e6));
     app.add_option("--seed", options.shape.seed, "random seed of the arrivals");
-    app.add_option("--trace", options.trace_in, "replay these arrivals (JSON lines) instead of generating");
+    app.add_option("--trace", options.trace_in,
+                   "replay these arrivals (JSON lines) instead of generating");
     app.add_option("--trace-out", options.trace_out, "save the arrivals (JSON lines)");
     app.add_option("--value-name", options.value_name, "the player value the rating is sent as");
     app.add_option("--grace", options.grace, "seconds tickets may take after the last arrival");
-    app.add_option("--token-secret-file", secret_file, "sign hello tokens with this cluster secret");
+    app.add_option("--token-secret-file", secret_file,
+                   "sign hello tokens with this cluster secret");
     app.add_option("--json", options.json_path, "write the report here");
     app.add_option("--chart", options.chart_path, "draw time to match into this PNG");
-    app.add_option("--samples", options.samples_path, "write each matched ticket's time to match here");
+    app.add_option("--samples", options.samples_path,
+                   "write each matched ticket's time to match here");
     app.add_flag("--quiet", options.quiet, "no progress lines");
     std::map<int, config::TicketTypeConfig> ticket_types;
     try {
@@ -275,7 +293,8 @@ int main(int argc, char** argv) {
             throw CLI::ValidationError("--nodes is required with the cluster backend");
         }
         if (options.backend != "cluster" && options.config_path.empty()) {
-            throw CLI::ValidationError("--config (the ticket types to apply) is required with this backend");
+            throw CLI::ValidationError(
+                "--config (the ticket types to apply) is required with this backend");
         }
         if (!options.config_path.empty()) {
             auto loaded = config::load_file(options.config_path);
@@ -297,7 +316,8 @@ int main(int argc, char** argv) {
         }
         arrivals = std::move(*read);
     } else {
-        options.shape.user_prefix = fmt::format("bench-{:x}", std::random_device{}() ^ options.shape.seed);
+        options.shape.user_prefix =
+            fmt::format("bench-{:x}", std::random_device{}() ^ options.shape.seed);
         arrivals = generate_trace(options.shape);
     }
     if (!options.trace_out.empty()) {
@@ -312,16 +332,19 @@ int main(int argc, char** argv) {
         types_seen[arrival.type] = 1;
     }
     if (!options.quiet) {
-        std::fprintf(stderr, "matchmesh-bench: %zu parties over %.1f s against the %s\n", arrivals.size(), window,
-                     options.backend == "cluster" ? fmt::format("cluster ({} nodes)", options.nodes.size()).c_str()
-                                                  : options.backend == "redis" ? "Redis baseline" : "ideal matcher");
+        std::fprintf(stderr, "matchmesh-bench: %zu parties over %.1f s against the %s\n",
+                     arrivals.size(), window,
+                     options.backend == "cluster"
+                         ? fmt::format("cluster ({} nodes)", options.nodes.size()).c_str()
+                     : options.backend == "redis" ? "Redis baseline"
+                                                  : "ideal matcher");
     }
 
     std::vector<TicketRecord> records;
     nlohmann::json extra = nlohmann::json::object();
     if (options.backend == "cluster") {
-        ClusterDriverOptions driver{options.nodes, options.value_name, options.token_secret, options.grace,
-                                    options.shape.seed, !options.quiet};
+        ClusterDriverOptions driver{options.nodes, options.value_name, options.token_secret,
+                                    options.grace, options.shape.seed, !options.quiet};
         // The nodes' CPU time is sampled each second: wait for a fresh sample before and after.
         const auto cpu_of = [&](const std::string& admin) {
             return node_metric(admin, "matchmesh_cpu_seconds");
@@ -345,9 +368,10 @@ int main(int argc, char** argv) {
             const double peak = node_metric(admin, R"(matchmesh_resident_bytes{kind="peak"})");
             const double cpu = cpu_of(admin) - cpu_before[admin];
             cpu_total += std::max(0.0, cpu);
-            nodes[admin] = {{"peak_rss_mib", peak < 0 ? nlohmann::json()
-                                                      : nlohmann::json(std::round(peak / 1048576.0 * 10) / 10)},
-                            {"cpu_s", std::round(cpu * 100) / 100}};
+            nodes[admin] = {
+                {"peak_rss_mib", peak < 0 ? nlohmann::json()
+                                          : nlohmann::json(std::round(peak / 1048576.0 * 10) / 10)},
+                {"cpu_s", std::round(cpu * 100) / 100}};
         }
         extra["nodes"] = nodes;
         if (!options.admins.empty()) {
@@ -374,12 +398,16 @@ int main(int argc, char** argv) {
     report["backend"] = options.backend;
     report["window_s"] = std::round(window * 10) / 10;
     report.update(extra);
-    report["settings"] = {{"rate_per_s", options.shape.rate}, {"duration_s", options.shape.duration},
-                          {"rating_mean", options.shape.rating_mean}, {"rating_sd", options.shape.rating_sd},
-                          {"seed", options.shape.seed}, {"trace", options.trace_in}};
+    report["settings"] = {{"rate_per_s", options.shape.rate},
+                          {"duration_s", options.shape.duration},
+                          {"rating_mean", options.shape.rating_mean},
+                          {"rating_sd", options.shape.rating_sd},
+                          {"seed", options.shape.seed},
+                          {"trace", options.trace_in}};
     if (report.contains("server_cpu_s") && report["matches"].get<double>() > 0) {
-        report["cpu_s_per_1k_matches"] =
-            std::round(report["server_cpu_s"].get<double>() / report["matches"].get<double>() * 1000 * 1000) / 1000;
+        report["cpu_s_per_1k_matches"] = std::round(report["server_cpu_s"].get<double>() /
+                                                    report["matches"].get<double>() * 1000 * 1000) /
+                                         1000;
     }
     print_table(report, options.backend == "cluster" ? "matchmesh cluster"
                         : options.backend == "redis" ? "Redis baseline"
@@ -399,7 +427,8 @@ int main(int argc, char** argv) {
         }
     }
     if (report.contains("cpu_s_per_1k_matches")) {
-        std::printf("server CPU %.2f s: %.3f s per 1,000 matches\n", report["server_cpu_s"].get<double>(),
+        std::printf("server CPU %.2f s: %.3f s per 1,000 matches\n",
+                    report["server_cpu_s"].get<double>(),
                     report["cpu_s_per_1k_matches"].get<double>());
     }
     if (!options.json_path.empty()) {

@@ -15,15 +15,15 @@
 #include <future>
 #include <thread>
 
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spdlog/sinks/null_sink.h>
 #include <CLI/CLI.hpp>
 #include <asio/connect.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <pthread.h>
-#include <sched.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include "matching/service.hpp"
 #include "mesh/asio/asio_scheduler.hpp"
@@ -98,13 +98,16 @@ struct BenchNode {
         options.cluster = "bench";
         options.secret = "bench-secret-0123456789";
         transport = std::make_unique<mesh::TcpTransport>(
-            context, options, std::make_shared<spdlog::logger>("bench", std::make_shared<spdlog::sinks::null_sink_mt>()));
+            context, options,
+            std::make_shared<spdlog::logger>("bench",
+                                             std::make_shared<spdlog::sinks::null_sink_mt>()));
         auto endpoint = transport->listen();
         if (!endpoint) {
             std::fprintf(stderr, "matchmesh-bench-mesh: %s\n", endpoint.error().c_str());
             std::exit(1);
         }
-        const mesh::MemberInfo self{NodeId(id), fmt::format("127.0.0.1:{}", endpoint->port()), "HTTP", 1};
+        const mesh::MemberInfo self{NodeId(id), fmt::format("127.0.0.1:{}", endpoint->port()),
+                                    "HTTP", 1};
         core = std::make_unique<mesh::MeshCore>(self, mesh::MeshOptions{}, scheduler, *transport,
                                                 [] { return std::uint64_t{2}; });
         matching::ServiceOptions service;
@@ -112,7 +115,8 @@ struct BenchNode {
         matching = std::make_unique<matching::MatchingService>(*core, scheduler, service);
         (void)matching->profiles().define("Bench", {{"rank", 1}});
         core->start();
-        transport->start(*core, seed.empty() ? std::vector<std::string>{} : std::vector<std::string>{seed});
+        transport->start(
+            *core, seed.empty() ? std::vector<std::string>{} : std::vector<std::string>{seed});
     }
 
     void run_on(int cpu) {
@@ -203,13 +207,14 @@ nlohmann::json run(const Options& options) {
             }
             const auto start = Clock::now();
             const std::vector<std::string> profiles{"Bench"};
-            (void)a.matching->search(profiles, "", {{"rank", rank}}, 20,
-                                     [&, samples, step, start](matching::SearchOutcome outcome) {
-                                         samples->push_back(std::chrono::duration<double, std::micro>(
-                                                                Clock::now() - start).count());
-                                         results_seen = outcome.items.size();
-                                         (*step)();
-                                     });
+            (void)a.matching->search(
+                profiles, "", {{"rank", rank}}, 20,
+                [&, samples, step, start](matching::SearchOutcome outcome) {
+                    samples->push_back(
+                        std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+                    results_seen = outcome.items.size();
+                    (*step)();
+                });
         };
         (*step)();
         return 0;
@@ -229,18 +234,19 @@ nlohmann::json run(const Options& options) {
         *issue = [&, stop_at, started, outstanding, issue] {
             ++*outstanding;
             const std::vector<std::string> profiles{"Bench"};
-            (void)a.matching->search(profiles, "", {{"rank", rank}}, 20,
-                                     [&, stop_at, started, outstanding, issue](matching::SearchOutcome) {
-                                         --*outstanding;
-                                         ++completed;
-                                         if (Clock::now() < *stop_at) {
-                                             (*issue)();
-                                         } else if (*outstanding == 0) {
-                                             const std::chrono::duration<double> took = Clock::now() - *started;
-                                             pipelined_done.set_value(static_cast<double>(completed) / took.count());
-                                             *issue = nullptr;
-                                         }
-                                     });
+            (void)a.matching->search(
+                profiles, "", {{"rank", rank}}, 20,
+                [&, stop_at, started, outstanding, issue](matching::SearchOutcome) {
+                    --*outstanding;
+                    ++completed;
+                    if (Clock::now() < *stop_at) {
+                        (*issue)();
+                    } else if (*outstanding == 0) {
+                        const std::chrono::duration<double> took = Clock::now() - *started;
+                        pipelined_done.set_value(static_cast<double>(completed) / took.count());
+                        *issue = nullptr;
+                    }
+                });
         };
         for (int i = 0; i < options.in_flight; ++i) {
             (*issue)();
@@ -267,14 +273,16 @@ int main(int argc, char** argv) {
     Options options;
     CLI::App app{"Measures remote search round trips between two matchmesh nodes."};
     app.add_option("--cpus", options.cpus, "CPU for node A and node B (-1: no pinning)")
-        ->delimiter(',')->expected(2);
+        ->delimiter(',')
+        ->expected(2);
     app.add_option("--rounds", options.rounds, "sequential round trips to time")
         ->check(CLI::Range(100, 10'000'000));
     app.add_option("--in-flight", options.in_flight, "searches in flight when pipelined")
         ->check(CLI::Range(1, 100000));
     app.add_option("--seconds", options.pipelined_seconds, "duration of the pipelined run")
         ->check(CLI::Range(0.1, 600.0));
-    app.add_option("--items", options.items, "items each search returns")->check(CLI::Range(0, 1000));
+    app.add_option("--items", options.items, "items each search returns")
+        ->check(CLI::Range(0, 1000));
     app.add_option("--json", options.json_path, "also write the figures to this JSON file");
     CLI11_PARSE(app, argc, argv);
 
@@ -282,7 +290,8 @@ int main(int argc, char** argv) {
     std::printf("matchmesh-bench-mesh: two nodes, threads on CPUs %d and %d, %d items per answer\n",
                 options.cpus[0], options.cpus[1], options.items);
     std::printf("  %-40s %10.1f us (p99 %.1f)\n", "loopback TCP round trip p50 (floor)",
-                figures["loopback_rtt_us_p50"].get<double>(), figures["loopback_rtt_us_p99"].get<double>());
+                figures["loopback_rtt_us_p50"].get<double>(),
+                figures["loopback_rtt_us_p99"].get<double>());
     std::printf("  %-40s %10.1f us\n", "remote search round trip p50",
                 figures["search_rtt_us_p50"].get<double>());
     std::printf("  %-40s %10.1f us\n", "remote search round trip p99",

@@ -12,11 +12,14 @@ double percentile(const std::vector<double>& sorted, double fraction) {
     if (sorted.empty()) {
         return 0;
     }
-    const auto rank = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
+    const auto rank =
+        static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
     return sorted[std::min(rank == 0 ? 0 : rank - 1, sorted.size() - 1)];
 }
 
-double round1(double value) { return std::round(value * 10) / 10; }
+double round1(double value) {
+    return std::round(value * 10) / 10;
+}
 
 nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, double window_s) {
     std::map<Outcome, std::size_t> counts;
@@ -37,7 +40,9 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
         }
     }
     std::sort(ttm.begin(), ttm.end());
-    const double fill = started == 0 ? 0.0 : static_cast<double>(counts[Outcome::matched]) / static_cast<double>(started);
+    const double fill =
+        started == 0 ? 0.0
+                     : static_cast<double>(counts[Outcome::matched]) / static_cast<double>(started);
     nlohmann::json result = {
         {"tickets_started", started},
         {"completed", counts[Outcome::matched]},
@@ -47,7 +52,8 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
         {"refused", counts[Outcome::refused]},
         {"fill_rate", std::round(fill * 10000) / 10000},
         {"matches", rooms.size()},
-        {"matches_per_s", window_s <= 0 ? 0.0 : round1(static_cast<double>(rooms.size()) / window_s)},
+        {"matches_per_s",
+         window_s <= 0 ? 0.0 : round1(static_cast<double>(rooms.size()) / window_s)},
         {"ttm_ms",
          {{"p50", round1(percentile(ttm, 0.50))},
           {"p90", round1(percentile(ttm, 0.90))},

@@ -55,13 +55,16 @@ std::vector<Arrival> generate_trace(const TraceShape& shape) {
     return arrivals;
 }
 
-std::expected<void, std::string> write_trace(const std::string& path, const std::vector<Arrival>& arrivals) {
+std::expected<void, std::string> write_trace(const std::string& path,
+                                             const std::vector<Arrival>& arrivals) {
     std::ofstream file(path);
     if (!file) {
         return std::unexpected(fmt::format("{}: cannot write the trace", path));
     }
     for (const Arrival& arrival : arrivals) {
-        file << nlohmann::json{{"at", arrival.at}, {"type", arrival.type}, {"rating", arrival.rating},
+        file << nlohmann::json{{"at", arrival.at},
+                               {"type", arrival.type},
+                               {"rating", arrival.rating},
                                {"users", arrival.users}}
                     .dump()
              << "\n";
@@ -91,10 +94,13 @@ std::expected<std::vector<Arrival>, std::string> read_trace(const std::string& p
         };
         const nlohmann::json entry = nlohmann::json::parse(line, nullptr, false);
         if (!entry.is_object() || !entry.contains("at") || !entry["at"].is_number() ||
-            !entry.contains("type") || !entry["type"].is_number_integer() || !entry.contains("rating") ||
-            !entry["rating"].is_number_integer() || !entry.contains("users") || !entry["users"].is_array() ||
-            entry["users"].empty() || entry["users"].size() > 8) {
-            return fail("expected {\"at\": seconds, \"type\": 0..255, \"rating\": integer, \"users\": [1..8 IDs]}");
+            !entry.contains("type") || !entry["type"].is_number_integer() ||
+            !entry.contains("rating") || !entry["rating"].is_number_integer() ||
+            !entry.contains("users") || !entry["users"].is_array() || entry["users"].empty() ||
+            entry["users"].size() > 8) {
+            return fail(
+                "expected {\"at\": seconds, \"type\": 0..255, \"rating\": integer, \"users\": "
+                "[1..8 IDs]}");
         }
         Arrival arrival;
         arrival.at = entry["at"].get<double>();

@@ -23,10 +23,10 @@ struct Arrival {
 };
 
 struct TraceShape {
-    double rate = 500;      // parties per second (Poisson)
-    double duration = 30;   // seconds of arrivals
-    std::map<int, double> types{{1, 1.0}};                  // ticket type -> weight
-    std::map<int, std::map<int, double>> party_sizes;      // type (-1: any) -> size -> weight
+    double rate = 500;                                 // parties per second (Poisson)
+    double duration = 30;                              // seconds of arrivals
+    std::map<int, double> types{{1, 1.0}};             // ticket type -> weight
+    std::map<int, std::map<int, double>> party_sizes;  // type (-1: any) -> size -> weight
     double rating_mean = 1500;
     double rating_sd = 300;
     std::uint64_t seed = 1;

@@ -1,10 +1,9 @@
 // matchmesh-cli: runs one command against a node's client port and prints the answer.
 //
-//   matchmesh-cli --node 127.0.0.1:7200 add RankMatch user-1 --prop rank=12 --value room=r1 --ttl 30
-//   matchmesh-cli --node 127.0.0.1:7200 search RankMatch --prop rank=12 --limit 10
-//   matchmesh-cli --node 127.0.0.1:7200 range RankMatch --prop rank=10,20,30 --tags eu,us
-//   matchmesh-cli --node 127.0.0.1:7200 remove RankMatch user-1
-//   matchmesh-cli --node 127.0.0.1:7200 members | dump
+//   matchmesh-cli --node 127.0.0.1:7200 add RankMatch user-1 --prop rank=12 --value room=r1 --ttl
+//   30 matchmesh-cli --node 127.0.0.1:7200 search RankMatch --prop rank=12 --limit 10 matchmesh-cli
+//   --node 127.0.0.1:7200 range RankMatch --prop rank=10,20,30 --tags eu,us matchmesh-cli --node
+//   127.0.0.1:7200 remove RankMatch user-1 matchmesh-cli --node 127.0.0.1:7200 members | dump
 //   matchmesh-cli --node 127.0.0.1:7200 --user alice start 1 --value rating=1500 --wait 30
 //   matchmesh-cli token --secret-file secret.txt --user alice --ttl 3600
 // Ticket commands speak for --user (with --token when the cluster checks tokens); a ticket lives
@@ -92,7 +91,8 @@ nlohmann::json push_json(const ticket::PushMessage& push) {
             {"ticket_type", push.ticket_type},
             {"ticket", push.ticket_id.str()},
             {"room", push.room_id},
-            {"payload", std::string(reinterpret_cast<const char*>(push.payload.data()), push.payload.size())}};
+            {"payload",
+             std::string(reinterpret_cast<const char*>(push.payload.data()), push.payload.size())}};
 }
 
 nlohmann::json to_json(const ClientReply& reply) {
@@ -287,7 +287,8 @@ int main(int argc, char** argv) {
     start->add_option("--party", party, "other users in the party, comma-separated");
     start->add_option("--wait", wait_seconds, "print pushes for at most this many seconds");
     auto* token_command = app.add_subcommand("token", "print a token for --user (no node needed)");
-    token_command->add_option("--secret-file", secret_file, "file holding the cluster's tokenSecret")
+    token_command
+        ->add_option("--secret-file", secret_file, "file holding the cluster's tokenSecret")
         ->required();
     token_command->add_option("--ttl", ttl, "seconds the token is valid");
 

@@ -112,9 +112,10 @@ NodeProcess NodeProcess::start(const TestFolder& folder, const std::string& id,
                 }
                 std::istringstream words(line.substr(at));
                 std::string ready, mesh, client, admin;
-                words >> ready >> mesh >> process.mesh_address_ >> client >> process.client_address_ >> admin >>
-                    process.admin_address_;
-                if (ready == "ready:" && mesh == "mesh" && client == "client" && admin == "admin" && words) {
+                words >> ready >> mesh >> process.mesh_address_ >> client >>
+                    process.client_address_ >> admin >> process.admin_address_;
+                if (ready == "ready:" && mesh == "mesh" && client == "client" && admin == "admin" &&
+                    words) {
                     return true;
                 }
             }

@@ -25,8 +25,9 @@ std::string squad_config() {
 
 }  // namespace
 
-TEST_CASE("integration/ticket-failover: when the room's node is killed, members elsewhere get 222 "
-          "within the detection bound and can start again") {
+TEST_CASE(
+    "integration/ticket-failover: when the room's node is killed, members elsewhere get 222 "
+    "within the detection bound and can start again") {
     Cluster cluster(squad_config(), 3);
     auto ann = session(cluster.client_address(0), "ann");  // the room's owner, on the node to kill
     auto bob = session(cluster.client_address(1), "bob");
@@ -42,7 +43,8 @@ TEST_CASE("integration/ticket-failover: when the room's node is killed, members 
     for (auto* member : {&bob, &cat}) {
         const auto push = expect_push(*member, PushKind::cancel, 5s);
         CHECK(push.cmd == 222);
-        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed);
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - killed);
         MESSAGE("222 arrived ", took.count(), " ms after the kill (detection bound 800 ms)");
         CHECK(took <= 800ms + 1s);
     }

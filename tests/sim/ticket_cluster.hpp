@@ -71,7 +71,8 @@ public:
     std::map<UserId, std::vector<Received>> pushes;
     std::map<TicketId, std::map<UserId, int>> terminal;  // per participation, per user
     std::map<TicketId, std::set<PushKind>> terminal_kinds;
-    std::set<TicketId> room_gone_cancels;  // cancels a home decided because a node was declared dead
+    std::set<TicketId>
+        room_gone_cancels;  // cancels a home decided because a node was declared dead
 
 private:
     SimWorld& world_;
@@ -164,7 +165,8 @@ struct TicketCluster {
                                          tickets.contains(member.user.home) &&
                                          world.node(member.user.home).network().find_live(node));
                     if (mutual) {
-                        static const char* states[] = {"searching", "waiting", "completed", "backfill"};
+                        static const char* states[] = {"searching", "waiting", "completed",
+                                                       "backfill"};
                         rooms_of[{member.user.id, room.type}].push_back(
                             room_id + " (" + states[static_cast<int>(room.state)] + ", ticket " +
                             member.ticket_id.str() + ")");

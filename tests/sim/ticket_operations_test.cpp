@@ -304,13 +304,17 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.at(1).leave_from_ticket_matchmaking(ranked, UserId("bob")));
     cluster.run(50ms);
     REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
-    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).error().code == Errc::already_has_ticket);
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).error().code ==
+          Errc::already_has_ticket);
 
     // The same user connected to two nodes at once, starting on both: the newer session wins,
     // the older one is disconnected and its ticket canceled.
     auto connect = [&](std::size_t node, std::uint64_t epoch) {
-        User user{UserId("cat"), "sid-cat-" + std::to_string(node), TicketCluster::name(node),
-                  {{"rating", std::int64_t{3000}}}, epoch};
+        User user{UserId("cat"),
+                  "sid-cat-" + std::to_string(node),
+                  TicketCluster::name(node),
+                  {{"rating", std::int64_t{3000}}},
+                  epoch};
         cluster.at(node).connect_user(user);
     };
     connect(0, 10);
@@ -346,7 +350,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: AllowMatchIf decides who may join
     };
     cluster.connect(0, "ann", 1500);
     REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
-    cluster.run(700ms);  // ann waits
+    cluster.run(700ms);               // ann waits
     cluster.connect(1, "bob", 1590);  // a bucket away: found, but refused
     REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
     cluster.run(100ms);
@@ -361,8 +365,8 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: AllowMatchIf decides who may join
     CHECK(cluster.broken_invariants().empty());
 }
 
-TEST_CASE_FIXTURE(Fixture,
-                  "ticket/operations: room callbacks, leaving with a callback, and failure pushes") {
+TEST_CASE_FIXTURE(
+    Fixture, "ticket/operations: room callbacks, leaving with a callback, and failure pushes") {
     ann_and_bob();
     std::vector<std::string> room_events;
     REQUIRE(cluster.at(0).set_on_leave_ticket_room(
@@ -371,8 +375,8 @@ TEST_CASE_FIXTURE(Fixture,
         }));
     REQUIRE(cluster.at(0).set_on_delete_ticket_room(
         ranked, UserId("ann"), [&](const std::string&) { room_events.push_back("deleted"); }));
-    CHECK_FALSE(cluster.at(1).set_on_delete_ticket_room(ranked, UserId("bob"),
-                                                        [](const std::string&) {}));  // not the owner
+    CHECK_FALSE(cluster.at(1).set_on_delete_ticket_room(
+        ranked, UserId("bob"), [](const std::string&) {}));  // not the owner
     CHECK_FALSE(cluster.at(0).set_on_leave_ticket_room(ranked, UserId("nobody"),
                                                        [](const std::string&, const User*) {}));
     std::optional<Result<void>> left;

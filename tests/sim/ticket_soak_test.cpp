@@ -22,7 +22,7 @@ struct SoakOptions {
 struct Participant {
     UserId user;
     std::size_t node;
-    TicketId ticket;          // its participation, once started
+    TicketId ticket;  // its participation, once started
     std::vector<UserId> party;
 };
 
@@ -31,7 +31,8 @@ public:
     Soak(std::uint64_t seed, SoakOptions options)
         : options_(options),
           random_(seed),
-          cluster_(5, seed, LinkModel{Duration(1), Duration(4), 0.01, true}, [this] { return callbacks(); }) {
+          cluster_(5, seed, LinkModel{Duration(1), Duration(4), 0.01, true},
+                   [this] { return callbacks(); }) {
         cluster_.on_node_stop = [this](const NodeId& node) { gone_homes_.insert(node); };
     }
 
@@ -95,16 +96,18 @@ public:
                 if (terminal != 1) {
                     ++lost;
                     std::string history;
-                    if (auto pushes = cluster_.ledger.pushes.find(user); pushes != cluster_.ledger.pushes.end()) {
+                    if (auto pushes = cluster_.ledger.pushes.find(user);
+                        pushes != cluster_.ledger.pushes.end()) {
                         for (const Received& received : pushes->second) {
                             history += " " + std::to_string(received.message.cmd) + "@" +
                                        std::to_string(ms_since_epoch(received.at)) + "(" +
-                                       received.message.ticket_id.str() + " in " + received.message.room_id + ")";
+                                       received.message.ticket_id.str() + " in " +
+                                       received.message.room_id + ")";
                         }
                     }
                     FAIL_CHECK("user ", user.str(), " (home n", homes_.at(user), ") of ticket ",
-                               participant.ticket.str(), " got ", terminal, " terminal pushes; received:",
-                               history);
+                               participant.ticket.str(), " got ", terminal,
+                               " terminal pushes; received:", history);
                 }
             }
             const auto& kinds = cluster_.ledger.terminal_kinds[participant.ticket];
@@ -121,14 +124,15 @@ public:
             CHECK_MESSAGE((started_tickets_.contains(ticket) || lost_claim),
                           "terminal push for unknown ticket ", ticket.str());
             for (const auto& [user, count] : users) {
-                CHECK_MESSAGE(count == 1, "user ", user.str(), " got ", count, " terminal pushes for ",
-                              ticket.str());
+                CHECK_MESSAGE(count == 1, "user ", user.str(), " got ", count,
+                              " terminal pushes for ", ticket.str());
             }
         }
-        std::printf("ticket soak: %zu participations, %zu completed, %zu timed out, %zu canceled, %zu "
-                    "lost; %zu invariant checks\n",
-                    started, outcomes[PushKind::success], outcomes[PushKind::timeout],
-                    outcomes[PushKind::cancel], lost, checks_);
+        std::printf(
+            "ticket soak: %zu participations, %zu completed, %zu timed out, %zu canceled, %zu "
+            "lost; %zu invariant checks\n",
+            started, outcomes[PushKind::success], outcomes[PushKind::timeout],
+            outcomes[PushKind::cancel], lost, checks_);
         CHECK(outcomes[PushKind::success] > started / 10);
     }
 
@@ -150,7 +154,8 @@ private:
     Callbacks callbacks() {
         Callbacks callbacks;
         callbacks.on_issue_ticket = [this](const User& owner) {
-            const auto max = static_cast<std::uint8_t>(std::get<std::int64_t>(owner.data.at("max")));
+            const auto max =
+                static_cast<std::uint8_t>(std::get<std::int64_t>(owner.data.at("max")));
             auto params = ranked_params(rating_of(owner), max, std::chrono::seconds(pick(3, 8)));
             params.tags = {"m" + std::to_string(max)};  // rooms of one size match together
             params.search_interval = std::chrono::milliseconds(pick(100, 300));
@@ -158,7 +163,9 @@ private:
             params.timeout_extension_on_match_join = std::chrono::seconds(pick(0, 1));
             return std::optional(params);
         };
-        callbacks.on_ticket_complete = [](const TicketProperties&, const User*) { return Bytes{'w'}; };
+        callbacks.on_ticket_complete = [](const TicketProperties&, const User*) {
+            return Bytes{'w'};
+        };
         callbacks.member_joined_announce = [](const TicketView&, const User*, const User*,
                                               const std::vector<UserId>&) {
             return std::optional(Announcement{2, 100, {}});
@@ -182,7 +189,9 @@ private:
 
     User new_user(std::int64_t rating, std::int64_t max) {
         const std::size_t node = live_node();
-        User user{UserId("u" + std::to_string(next_user_++)), "s", TicketCluster::name(node),
+        User user{UserId("u" + std::to_string(next_user_++)),
+                  "s",
+                  TicketCluster::name(node),
                   {{"rating", rating}, {"max", max}}};
         cluster_.at(node).connect_user(user);
         homes_[user.id] = node;
@@ -199,17 +208,18 @@ private:
             party.push_back(new_user(rating, max).id);
         }
         const std::size_t node = homes_.at(owner.id);
-        cluster_.at(node).start_ticket(ranked, owner.id, party, [this, owner, party, node](Result<void> started) {
-            if (!started || !cluster_.tickets.contains(TicketCluster::name(node))) {
-                return;
-            }
-            auto ticket = cluster_.at(node).find_ticket(ranked, owner.id);
-            REQUIRE(ticket.has_value());
-            Participant participant{owner.id, node, ticket->id, {owner.id}};
-            participant.party.insert(participant.party.end(), party.begin(), party.end());
-            started_tickets_.insert(ticket->id);
-            participants_.push_back(std::move(participant));
-        });
+        cluster_.at(node).start_ticket(
+            ranked, owner.id, party, [this, owner, party, node](Result<void> started) {
+                if (!started || !cluster_.tickets.contains(TicketCluster::name(node))) {
+                    return;
+                }
+                auto ticket = cluster_.at(node).find_ticket(ranked, owner.id);
+                REQUIRE(ticket.has_value());
+                Participant participant{owner.id, node, ticket->id, {owner.id}};
+                participant.party.insert(participant.party.end(), party.begin(), party.end());
+                started_tickets_.insert(ticket->id);
+                participants_.push_back(std::move(participant));
+            });
         (void)index;
     }
 
@@ -219,9 +229,10 @@ private:
             return;
         }
         for (int i = 0; i < 3; ++i) {
-            const Participant& someone =
-                participants_[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(participants_.size()) - 1))];
-            const UserId& user = someone.party[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(someone.party.size()) - 1))];
+            const Participant& someone = participants_[static_cast<std::size_t>(
+                pick(0, static_cast<std::int64_t>(participants_.size()) - 1))];
+            const UserId& user = someone.party[static_cast<std::size_t>(
+                pick(0, static_cast<std::int64_t>(someone.party.size()) - 1))];
             const std::size_t node = homes_.at(user);
             if (!cluster_.tickets.contains(TicketCluster::name(node))) {
                 continue;
@@ -233,8 +244,10 @@ private:
                 case 2: (void)service.ticket_broadcast(ranked, user, 2, 7, {}); break;
                 case 3: (void)service.start_ticket_backfill(ranked, user); break;
                 case 4:
-                    if (auto members = service.get_ticket_member_ids(ranked, user); members && members->size() > 1) {
-                        service.kickout_from_ticket(ranked, user, members->back(), [](Result<void>) {});
+                    if (auto members = service.get_ticket_member_ids(ranked, user);
+                        members && members->size() > 1) {
+                        service.kickout_from_ticket(ranked, user, members->back(),
+                                                    [](Result<void>) {});
                     }
                     break;
                 case 5:

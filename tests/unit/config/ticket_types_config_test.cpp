@@ -73,27 +73,34 @@ TEST_CASE("config: malformed ticket types are rejected with their path") {
     expect_rejected(with_types(R"({"256": {)" + duel + "}}"), "ticketTypes.256", "0..255");
     expect_rejected(with_types(R"({"duel": {)" + duel + "}}"), "ticketTypes.duel", "0..255");
     expect_rejected(with_types(R"({"01": {)" + duel + "}}"), "ticketTypes.01", "0..255");
-    expect_rejected(with_types(R"({"1": {"maxMembers": 2}})"), "ticketTypes.1.profiles", "is required");
+    expect_rejected(with_types(R"({"1": {"maxMembers": 2}})"), "ticketTypes.1.profiles",
+                    "is required");
     expect_rejected(with_types(R"({"1": {"profiles": []}})"), "ticketTypes.1.profiles",
                     "at least one profile");
     expect_rejected(with_types(R"({"1": {"profiles": ["Nope"]}})"), "ticketTypes.1.profiles",
                     "not defined in matching.profiles");
-    expect_rejected(with_types(R"({"1": {"profiles": ["Duel"], "properties": {"level": {"value": "x"}}}})"),
-                    "ticketTypes.1.properties.level", "has no property 'level'");
-    expect_rejected(with_types(R"({"1": {"profiles": ["Arena"], "properties": {"rank": {"value": "r"}}}})"),
-                    "ticketTypes.1.properties", "must fill every property");
-    expect_rejected(with_types(R"({"1": {"profiles": ["Duel"], "properties": {"rank": {"searchSpread": 1}}}})"),
-                    "ticketTypes.1.properties.rank.value", "is required");
-    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "maxMembers": 1}})"), "ticketTypes.1.maxMembers", "");
+    expect_rejected(
+        with_types(R"({"1": {"profiles": ["Duel"], "properties": {"level": {"value": "x"}}}})"),
+        "ticketTypes.1.properties.level", "has no property 'level'");
+    expect_rejected(
+        with_types(R"({"1": {"profiles": ["Arena"], "properties": {"rank": {"value": "r"}}}})"),
+        "ticketTypes.1.properties", "must fill every property");
+    expect_rejected(
+        with_types(R"({"1": {"profiles": ["Duel"], "properties": {"rank": {"searchSpread": 1}}}})"),
+        "ticketTypes.1.properties.rank.value", "is required");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "maxMembers": 1}})"),
+                    "ticketTypes.1.maxMembers", "");
     expect_rejected(with_types(R"({"1": {)" + duel + R"(, "searchIntervalMs": 5}})"),
                     "ticketTypes.1.searchIntervalMs", "");
     expect_rejected(with_types(R"({"1": {)" + duel + R"(, "allowMatch": {"value": "rating"}}})"),
                     "ticketTypes.1.allowMatch", "needs value and maxDifference");
-    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "completeWhen": {"minMembers": 3, "afterSeconds": 1}}})"),
+    expect_rejected(with_types(R"({"1": {)" + duel +
+                               R"(, "completeWhen": {"minMembers": 3, "afterSeconds": 1}}})"),
                     "ticketTypes.1.completeWhen.minMembers", "must not exceed maxMembers (2)");
     expect_rejected(with_types(R"({"1": {)" + duel + R"(, "randomize": {"searchTries": -1}}})"),
                     "ticketTypes.1.randomize.searchTries", "");
-    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "colour": "red"}})"), "ticketTypes.1.colour", "unknown key");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "colour": "red"}})"),
+                    "ticketTypes.1.colour", "unknown key");
 }
 
 TEST_CASE("config: token secrets, client limits and the admin port") {
@@ -112,11 +119,14 @@ TEST_CASE("config: token secrets, client limits and the admin port") {
     CHECK(no_admin->node.admin_listen.empty());
 
     expect_rejected(R"({"cluster": {"tokenSecret": "short"}})", "cluster.tokenSecret", "");
-    expect_rejected(R"({"cluster": {"tokenSecret": "a-token-secret-of-32-bytes-0123", "tokenSecretFile": "/x"}})",
-                    "cluster.tokenSecretFile", "either tokenSecret or tokenSecretFile");
-    expect_rejected(R"({"cluster": {"tokenSecretFile": "/nonexistent/token"}})", "cluster.tokenSecretFile", "");
+    expect_rejected(
+        R"({"cluster": {"tokenSecret": "a-token-secret-of-32-bytes-0123", "tokenSecretFile": "/x"}})",
+        "cluster.tokenSecretFile", "either tokenSecret or tokenSecretFile");
+    expect_rejected(R"({"cluster": {"tokenSecretFile": "/nonexistent/token"}})",
+                    "cluster.tokenSecretFile", "");
     expect_rejected(R"({"limits": {"commandsPerSecond": 0}})", "limits.commandsPerSecond", "");
     expect_rejected(R"({"limits": {"rangeValuesMax": 1000}})", "limits.rangeValuesMax", "");
-    expect_rejected(R"({"limits": {"ticketDurationMinSeconds": 0}})", "limits.ticketDurationMinSeconds", "");
+    expect_rejected(R"({"limits": {"ticketDurationMinSeconds": 0}})",
+                    "limits.ticketDurationMinSeconds", "");
     expect_rejected(R"({"node": {"adminListen": "nowhere"}})", "node.adminListen", "");
 }

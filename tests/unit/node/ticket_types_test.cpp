@@ -30,7 +30,8 @@ struct Fixture {
     explicit Fixture(const std::string& types) {
         auto loaded = config::load_string(
             R"({"matching": {"profiles": {"Duel": {"rank": 100}, "Arena": {"rank": 200, "region": 1}}},
-                "ticketTypes": )" + types + "}",
+                "ticketTypes": )" +
+                types + "}",
             "test.json");
         REQUIRE(loaded.has_value());
         config = std::move(*loaded);
@@ -50,11 +51,13 @@ TEST_CASE("ticket types: the rating fills the add property and the search values
     Fixture fixture(R"({"1": {"profiles": ["Duel"], "maxMembers": 2, "ticketDurationSeconds": 30,
         "searchIntervalMs": 250, "searchTries": 3, "howMany": 7,
         "properties": {"rank": {"value": "rating", "searchSpread": 200}}}})");
-    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 64);
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
+                                      fixture.scheduler, 64);
     const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
     CHECK(params.profile_ids == std::vector<std::string>{"Duel"});
     CHECK(params.add_properties == matching::Properties{{"rank", 1500}});
-    CHECK(params.search_properties.at("rank") == std::vector<std::int64_t>{1500, 1400, 1600, 1300, 1700});
+    CHECK(params.search_properties.at("rank") ==
+          std::vector<std::int64_t>{1500, 1400, 1600, 1300, 1700});
     CHECK(params.max_members == 2);
     CHECK(params.ticket_duration == std::chrono::seconds(30));
     CHECK(params.search_interval == std::chrono::milliseconds(250));
@@ -65,19 +68,23 @@ TEST_CASE("ticket types: the rating fills the add property and the search values
 TEST_CASE("ticket types: the search values stop at the range limit") {
     Fixture fixture(R"({"1": {"profiles": ["Duel"],
         "properties": {"rank": {"value": "rating", "searchSpread": 100000}}}})");
-    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 9);
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
+                                      fixture.scheduler, 9);
     const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
     CHECK(params.search_properties.at("rank").size() == 9);
 }
 
 TEST_CASE("ticket types: randomize keeps each ticket's settings within the given spread") {
-    Fixture fixture(R"({"1": {"profiles": ["Duel"], "ticketDurationSeconds": 20, "searchIntervalMs": 300,
+    Fixture fixture(
+        R"({"1": {"profiles": ["Duel"], "ticketDurationSeconds": 20, "searchIntervalMs": 300,
         "searchTries": 4, "properties": {"rank": {"value": "rating"}},
         "randomize": {"searchIntervalMs": 50, "searchTries": 2, "ticketDurationSeconds": 3}}})");
-    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 64);
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
+                                      fixture.scheduler, 64);
     std::set<std::int64_t> intervals;
     for (int i = 0; i < 200; ++i) {
-        const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
+        const auto params =
+            types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
         CHECK(params.search_interval >= std::chrono::milliseconds(250));
         CHECK(params.search_interval <= std::chrono::milliseconds(350));
         CHECK(params.search_tries >= 2);
@@ -93,7 +100,8 @@ TEST_CASE("ticket types: a start without the values the type needs is refused, n
     Fixture fixture(R"({"2": {"name": "arena", "profiles": ["Arena"], "maxMembers": 8,
         "properties": {"rank": {"value": "rating"}, "region": {"value": "region"}},
         "allowMatch": {"value": "skill", "maxDifference": 10}}})");
-    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 64);
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
+                                      fixture.scheduler, 64);
     CHECK(types.check_values(2, {{"rating", 1}, {"region", 2}, {"skill", 3}}).has_value());
     auto missing = types.check_values(2, {{"rating", 1}, {"skill", 3}});
     REQUIRE_FALSE(missing.has_value());
@@ -107,11 +115,15 @@ TEST_CASE("ticket types: a start without the values the type needs is refused, n
 }
 
 TEST_CASE("ticket types: application data travels with the user's next ticket") {
-    Fixture fixture(R"({"1": {"profiles": ["Duel"], "properties": {"rank": {"value": "rating"}}}})");
-    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles, fixture.scheduler, 64);
+    Fixture fixture(
+        R"({"1": {"profiles": ["Duel"], "properties": {"rank": {"value": "rating"}}}})");
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
+                                      fixture.scheduler, 64);
     types.set_application_data(UserId("p"), 1, ticket::Bytes{'h', 'i'});
-    CHECK(types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1)).application_data ==
-          ticket::Bytes{'h', 'i'});
+    CHECK(
+        types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1)).application_data ==
+        ticket::Bytes{'h', 'i'});
     types.forget(UserId("p"));
-    CHECK(types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1)).application_data.empty());
+    CHECK(types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1))
+              .application_data.empty());
 }

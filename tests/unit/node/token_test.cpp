@@ -40,9 +40,14 @@ TEST_CASE("token: another user, another secret or a changed expiry is refused as
 }
 
 TEST_CASE("token: malformed tokens are refused with the reason") {
-    const std::vector<std::string> malformed{"",        "no-dot", ".abc",
-                                             "123.",    "12x.abcd", "123.zz",
-                                             "123." + std::string(64, 'g'), "99999999999999999999999.ab"};
+    const std::vector<std::string> malformed{"",
+                                             "no-dot",
+                                             ".abc",
+                                             "123.",
+                                             "12x.abcd",
+                                             "123.zz",
+                                             "123." + std::string(64, 'g'),
+                                             "99999999999999999999999.ab"};
     for (const std::string& text : malformed) {
         CAPTURE(text);
         auto refused = verify_token(secret, "alice", text, now);
