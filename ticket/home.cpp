@@ -57,7 +57,6 @@ void TicketService::receive_push(const PushEnvelope& push) {
         ++counters_.pushes_dropped;  // a ticket the user no longer has here
         return;
     }
-    Participation& participation = found->second;
     // A push from another room for a ticket of ours still waiting for its join's answer means
     // that join succeeded (the answer may have been lost; the push says as much).
     if (auto ticket = tickets_.find(push.ticket_id);
@@ -65,10 +64,11 @@ void TicketService::receive_push(const PushEnvelope& push) {
         ticket->second.joining->room_id == push.room_id) {
         conclude_join(ticket->second);
         found = participations_.find(key);
-        if (found == participations_.end()) {
+        if (found == participations_.end() || found->second.ticket_id != push.ticket_id) {
             return;
         }
     }
+    Participation& participation = found->second;
     switch (push.kind) {
         case WireKind::placed:
             if (!participation.completed) {
@@ -198,6 +198,19 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
     auto finish = [this, id, type, state, party] {
         if (state->waiting > 0) {
             return;
+        }
+        // A member claimed here may have lost its claim while others answered (this node was
+        // declared dead and rejoined, which ends every participation): it has been told, so the
+        // ticket must not start with it.
+        for (const User& user : state->claimed) {
+            auto held = participations_.find({user.id, type});
+            if (!state->error && user.home == network_.self().id &&
+                (held == participations_.end() || held->second.ticket_id != id)) {
+                state->error = TicketError{
+                    Errc::party_unavailable,
+                    fmt::format("party member '{}' lost its claim while the party was gathered",
+                                user.id.str())};
+            }
         }
         if (state->error) {
             release_claims(id, type, party);
