@@ -414,3 +414,31 @@ TEST_CASE("ticket/failure payload: a message and a code survive the round trip")
     CHECK_FALSE(parse_failure_payload(Bytes{1, 2, 3}).has_value());
     CHECK_FALSE(parse_failure_payload(Bytes(16, 0xff)).has_value());
 }
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: a party start whose node rejoins while gathering fails, and "
+                  "the member claimed there hears one 222") {
+    // n0 and n2 lose each other long enough to declare each other dead. After the heal, n0
+    // learns it was declared dead (it rejoins, which ends every participation it held) while
+    // its claim of dan on n1 is still in flight: cat, claimed on n0 before that, was told the
+    // ticket ended, so the ticket must not start with her.
+    max_members = 4;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(0, "cat", 1500);
+    cluster.connect(1, "dan", 1500);
+    cluster.world.partition({TicketCluster::name(0)}, {TicketCluster::name(2)});
+    cluster.run(1s);
+    cluster.world.set_links(LinkModel{Duration(80), Duration(0), 0.0, false});
+    cluster.world.heal();
+    cluster.run(100ms);  // n0's next heartbeat to n2 is sent; n2's rejection is on its way
+    std::optional<Result<void>> started;
+    cluster.at(0).start_ticket(ranked, UserId("ann"), {UserId("cat"), UserId("dan")},
+                               [&](Result<void> r) { started = r; });
+    cluster.run(1s);
+    REQUIRE(started.has_value());
+    REQUIRE_FALSE(started->has_value());
+    CHECK(started->error().code == Errc::party_unavailable);
+    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{222});
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());
+    CHECK_FALSE(cluster.at(0).is_user_in_ticket_matchmaking(ranked, UserId("cat")));
+}
