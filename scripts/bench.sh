@@ -4,7 +4,7 @@
 # trace; the simulated cluster gives the costs noise cannot move (bytes per waiting ticket, cost
 # against pool size, and with --instructions instructions per match under callgrind).
 #
-#   scripts/bench.sh                  the full ramp (about 8 minutes)
+#   scripts/bench.sh                  the full ramp (about 6 minutes)
 #   scripts/bench.sh --quick          three rates, short runs
 #   scripts/bench.sh --instructions   also count instructions per match (valgrind, slow)
 # Results: bench-results/ (or --out DIR): summary.json, table.md, ttm_cdf.png, ttm_vs_rate.png,
