@@ -128,9 +128,9 @@ Result<void> MatchingService::add(std::string_view profile_id, std::string_view 
     // Nodes that held this item before but are not its replicas now would keep a stale copy.
     std::string origin = origin_key(profile_id, unique_id);
     OriginEntry& entry = origins_[origin];
-    std::vector<std::string> ids{std::string(unique_id)};
     for (const NodeId& node : entry.replicas) {
         if (!contains(replicas_, node)) {
+            const std::vector<std::string> ids{std::string(unique_id)};
             if (node == self) {
                 items_.remove(profile_id, ids, now);
             } else {
@@ -139,7 +139,8 @@ Result<void> MatchingService::add(std::string_view profile_id, std::string_view 
             }
         }
     }
-    entry = OriginEntry{item_key_.text, replicas_, now + ttl};
+    entry.replicas = replicas_;  // reuses its capacity
+    entry.expires_at = now + ttl;
     origin_deadlines_.emplace(now + ttl, std::move(origin));
 
     ++counters_.items_added;

@@ -91,7 +91,6 @@ public:
 
 private:
     struct OriginEntry {
-        std::string key;
         std::vector<NodeId> replicas;
         Time expires_at;
     };

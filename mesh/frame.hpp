@@ -87,10 +87,14 @@ struct FrameFields {
 [[nodiscard]] std::expected<Envelope, FrameError> decode_frame(const Frame& frame,
                                                                const FrameLimits& limits);
 
+// Words in a builder's first segment: enough for most messages (a larger one grows a second
+// segment), and small enough that allocating it zeroed stays cheap.
+inline constexpr unsigned first_segment_words = 64;
+
 // Builds a one-message payload with the given root type filled by `fill`.
 template <typename Root, typename Fill>
 [[nodiscard]] Payload make_payload(Fill&& fill) {
-    capnp::MallocMessageBuilder message(256);
+    capnp::MallocMessageBuilder message(first_segment_words);
     fill(message.initRoot<Root>());
     return Payload::encode(message);
 }

@@ -226,7 +226,7 @@ std::expected<ClientRequest, RequestError> decode_request(std::span<const capnp:
 }
 
 mesh::Frame encode_request(const ClientRequest& request) {
-    capnp::MallocMessageBuilder message;
+    capnp::MallocMessageBuilder message(mesh::first_segment_words);
     auto root = message.initRoot<wire::Request>();
     root.setId(request.id);
     std::visit(
@@ -347,7 +347,7 @@ mesh::Frame encode_request(const ClientRequest& request) {
 }
 
 mesh::Frame encode_reply(const ClientReply& reply) {
-    capnp::MallocMessageBuilder message;
+    capnp::MallocMessageBuilder message(mesh::first_segment_words);
     auto out = message.initRoot<wire::ServerMessage>().initReply();
     out.setId(reply.id);
     std::visit(
@@ -447,7 +447,7 @@ void read_reply(wire::Reply::Reader reply, ClientReply& out) {
 }  // namespace
 
 mesh::Frame encode_push(const ticket::PushMessage& push) {
-    capnp::MallocMessageBuilder message;
+    capnp::MallocMessageBuilder message(mesh::first_segment_words);
     auto out = message.initRoot<wire::ServerMessage>().initPush();
     out.setTicketType(push.ticket_type);
     out.setKind(static_cast<wire::Push::Kind>(push.kind));

@@ -93,6 +93,9 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
         }
         // value, value - w, value + w, value - 2w, ...: the nearest buckets first.
         auto& search = params.search_properties[property];
+        const auto steps = static_cast<std::size_t>(std::max<std::int64_t>(rule.search_spread, 0) /
+                                                    std::max<std::int64_t>(width, 1));
+        search.reserve(std::min(range_values_max_, 1 + 2 * steps));
         search.push_back(value);
         for (std::int64_t offset = width;
              offset <= rule.search_spread && search.size() + 2 <= range_values_max_;
@@ -123,8 +126,8 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
     ticket::Callbacks callbacks;
     const auto ticket_type = static_cast<ticket::TicketType>(type.type);
     callbacks.on_issue_ticket = [this, type, ticket_type, &tickets](const ticket::User& owner) {
-        started_at_[{owner.id, ticket_type}] = scheduler_.now();
         if (type.complete_when) {
+            started_at_[{owner.id, ticket_type}] = scheduler_.now();
             // If nobody else joins after the wait, complete with whoever is there.
             const UserId owner_id = owner.id;
             const auto [min_members, after] = *type.complete_when;

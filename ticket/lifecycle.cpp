@@ -11,9 +11,14 @@
 namespace matchmesh::ticket {
 namespace {
 
-// The unique ID of a waiting ticket's item under its i-th tag: one room, one item per tag.
+// The unique ID of a waiting ticket's item under its i-th tag: one room, one item per tag. The
+// item carries no value: searchers read the room from its ID.
 std::string item_id(const std::string& room_id, std::size_t tag_index) {
     return fmt::format("{}#{}", room_id, tag_index);
+}
+
+std::string_view room_of_item(std::string_view item_id) {
+    return item_id.substr(0, item_id.rfind('#'));
 }
 
 }  // namespace
@@ -30,6 +35,12 @@ const OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) co
 
 Holder TicketService::holder_of(const TicketParams& params) const {
     return Holder{params.add_properties, params.search_properties, params.application_data};
+}
+
+Holder TicketService::owner_holder(const Room& room) const {
+    auto live = tickets_.find(room.live_ticket);
+    return live != tickets_.end() && !live->second.backfill ? holder_of(live->second.params)
+                                                            : room.extras().ticket_properties.owner;
 }
 
 Result<OwnedTicket*> TicketService::create_ticket(TicketType type, const User& owner,
@@ -121,16 +132,12 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
     ticket.candidates.clear();
     ticket.next_candidate = 0;
     for (const matching::Found& item : outcome.items) {
-        auto room = item.value.find("room");
-        if (room == item.value.end() || !std::holds_alternative<std::string>(room->second)) {
-            continue;
-        }
-        const std::string& room_id = std::get<std::string>(room->second);
+        const std::string_view room_id = room_of_item(item.unique_id);
         auto node = node_of(room_id);
         const bool seen = std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
                                       [&](const Candidate& c) { return c.room_id == room_id; });
         if (node && room_id != ticket.room_id && !seen) {
-            ticket.candidates.push_back(Candidate{room_id, *node});
+            ticket.candidates.push_back(Candidate{std::string(room_id), *node});
         }
     }
     if (ticket.candidates.empty()) {
@@ -142,8 +149,9 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
 void TicketService::try_next_candidate(OwnedTicket& ticket) {
     if (ticket.next_candidate < ticket.candidates.size()) {
         const Candidate& candidate = ticket.candidates[ticket.next_candidate++];
-        ticket.joining = JoinAttempt{fmt::format("{}/{}", ticket.id.str(), next_attempt_++),
-                                     candidate.room_id, candidate.node};
+        ticket.joining = std::make_unique<JoinAttempt>(
+            JoinAttempt{fmt::format("{}/{}", ticket.id.str(), next_attempt_++), candidate.room_id,
+                        candidate.node});
         send_join(ticket.id);
         return;
     }
@@ -161,7 +169,7 @@ void TicketService::try_next_candidate(OwnedTicket& ticket) {
 
 void TicketService::send_join(const TicketId& id) {
     OwnedTicket& ticket = tickets_.at(id);
-    MM_ASSERT(ticket.joining.has_value());
+    MM_ASSERT(ticket.joining != nullptr);
     const JoinMessage join{ticket.joining->attempt,
                            ticket.joining->room_id,
                            ticket.type,
@@ -202,13 +210,11 @@ void TicketService::on_join_reply(const TicketId& id, const std::string& attempt
         return;
     }
     OwnedTicket& ticket = found->second;
-    const JoinAttempt joined = *ticket.joining;
-    ticket.joining.reset();
     if (reply && reply->accepted) {
-        ticket.joining = joined;
         conclude_join(ticket);
         return;
     }
+    ticket.joining.reset();
     ++counters_.joins_refused;
     if (ticket.cancel_requested) {
         end_ticket(id, PushKind::cancel);
@@ -263,13 +269,12 @@ void TicketService::refresh_items(const TicketId& id) {
     const auto ttl = std::clamp(
         std::chrono::duration_cast<std::chrono::seconds>(remaining) + std::chrono::seconds(1),
         std::chrono::seconds(1), options_.item_ttl_max);
-    const matching::ValueMap value{{"room", ticket.room_id}, {"type", std::int64_t{ticket.type}}};
     const auto tags = tags_of(ticket.params);
     for (std::size_t t = 0; t < tags.size(); ++t) {
         for (const std::string& profile : add_profiles(ticket.params)) {
             // Fails only when no node stores items right now; the next refresh tries again.
             (void)matching_.add(profile, item_id(ticket.room_id, t), tags[t],
-                                ticket.params.add_properties, value, ttl);
+                                ticket.params.add_properties, {}, ttl);
         }
     }
     // Refresh at half the TTL, so the items never lapse while the ticket waits.
@@ -337,6 +342,11 @@ void TicketService::end_ticket(const TicketId& id, PushKind outcome) {
     }
     const std::string room_id = ticket.room_id;
     const bool backfill = ticket.backfill;
+    if (auto room = rooms_.find(room_id);
+        outcome == PushKind::success && !backfill && room != rooms_.end()) {
+        // The completed room outlives its ticket, and keeps the owner's holder.
+        room->second.edit_extras().ticket_properties.owner = holder_of(ticket.params);
+    }
     finish_ticket(ticket);
     tickets_.erase(found);
     if (backfill) {  // a backfill ends quietly: the room returns to completed

@@ -15,7 +15,6 @@ Room& TicketService::open_room(const OwnedTicket& ticket) {
     room.type = ticket.type;
     room.owner = ticket.owner;
     room.max_members = ticket.params.max_members;
-    room.ticket_properties.owner = holder_of(ticket.params);
     for (const User& user : ticket.party) {
         room.members.push_back(Member{user, ticket.id});
     }
@@ -55,7 +54,7 @@ TicketView TicketService::view_of(const Room& room, bool finished) const {
 
 std::size_t TicketService::seats_taken(const Room& room, Time now) const {
     std::size_t reserved = 0;
-    for (const auto& [user, expires] : room.reservations) {
+    for (const auto& [user, expires] : room.extras().reservations) {
         reserved += expires > now ? 1 : 0;
     }
     return room.members.size() + reserved;
@@ -65,7 +64,7 @@ std::size_t TicketService::stale_reservations() const {
     std::size_t stale = 0;
     const Time now = scheduler_.now();
     for (const auto& [id, room] : rooms_) {
-        for (const auto& [user, expires] : room.reservations) {
+        for (const auto& [user, expires] : room.extras().reservations) {
             // Expiry timers run on time; a little slack covers the loop's own delay.
             stale += expires + Duration(100) < now ? 1 : 0;
         }
@@ -79,7 +78,7 @@ void TicketService::expire_reservations(const std::string& room_id) {
         return;
     }
     const Time now = scheduler_.now();
-    std::erase_if(room->second.reservations,
+    std::erase_if(room->second.edit_extras().reservations,
                   [now](const auto& entry) { return entry.second <= now; });
 }
 
@@ -130,8 +129,8 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     const Time now = scheduler_.now();
     std::size_t taken = seats_taken(room, now);
     for (const User& user : join.party) {
-        if (auto reserved = room.reservations.find(user.id);
-            reserved != room.reservations.end() && reserved->second > now) {
+        if (auto reserved = room.extras().reservations.find(user.id);
+            reserved != room.extras().reservations.end() && reserved->second > now) {
             --taken;  // the party's own reservations are theirs to use
         }
         const bool member = std::any_of(room.members.begin(), room.members.end(),
@@ -147,8 +146,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     const std::string room_id = room.id;
     const UserId owner_id = room.owner;
     if (handlers != nullptr && handlers->allow_match_if) {
-        TicketProperties properties{room.ticket_properties.owner,
-                                    {{join.party.front().id, join.holder}}};
+        TicketProperties properties{owner_holder(room), {{join.party.front().id, join.holder}}};
         if (!handlers->allow_match_if(properties, local_user(owner_id), &join.party.front())) {
             return refuse("the owner's rules do not allow this match");
         }
@@ -160,10 +158,10 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     }
     Room& accepting = found->second;
     for (const User& user : join.party) {
-        accepting.reservations.erase(user.id);
+        accepting.edit_extras().reservations.erase(user.id);
         accepting.members.push_back(Member{user, join.ticket_id});
     }
-    accepting.ticket_properties.candidates[join.party.front().id] = join.holder;
+    accepting.edit_extras().ticket_properties.candidates[join.party.front().id] = join.holder;
     accepted_attempts_[join.attempt] = now + options_.matched_memory;
     ++counters_.joins_accepted;
     for (const Member& member : accepting.members) {
@@ -189,8 +187,8 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     if (backfill) {  // the room already completed: a late joiner completes at once
         Bytes message;
         if (handlers != nullptr && handlers->on_ticket_complete) {
-            message =
-                handlers->on_ticket_complete(accepting.ticket_properties, local_user(owner_id));
+            message = handlers->on_ticket_complete(accepting.extras().ticket_properties,
+                                                   local_user(owner_id));
         }
         if (auto again = rooms_.find(room_id); again != rooms_.end()) {
             for (const Member& member : again->second.members) {
@@ -234,12 +232,13 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
 
 void TicketService::complete_room(Room& room) {
     room.state = RoomState::completed;
-    room.reservations.clear();
+    room.edit_extras().reservations.clear();
     Bytes message;
     const Callbacks* handlers = callbacks(room.type);
     const std::string room_id = room.id;
     if (handlers != nullptr && handlers->on_ticket_complete) {
-        message = handlers->on_ticket_complete(room.ticket_properties, local_user(room.owner));
+        message =
+            handlers->on_ticket_complete(room.extras().ticket_properties, local_user(room.owner));
     }
     if (auto again = rooms_.find(room_id); again != rooms_.end()) {
         push_to_members(again->second, WireKind::success, push_ver, push_success, message);
@@ -272,7 +271,7 @@ void TicketService::delete_room(const std::string& room_id) {
         // Members of a completed room are free to start again.
         push_to_members(room, WireKind::room_closed, 0, 0, {});
     }
-    for (const auto& callback : room.on_deleted) {
+    for (const auto& callback : room.extras().on_deleted) {
         callback(room_id);
     }
 }
@@ -295,7 +294,7 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
         (member.ticket_id == party ? removed : kept).push_back(std::move(member));
     }
     room.members = std::move(kept);
-    room.ticket_properties.candidates.erase(removed.front().user.id);
+    room.edit_extras().ticket_properties.candidates.erase(removed.front().user.id);
     for (const Member& member : removed) {
         if (live) {
             const bool timeout = push == PushKind::timeout;
@@ -315,7 +314,7 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
     const UserId owner = room.owner;
     const std::vector<UserId> members = member_ids(room);
     const TicketView view = view_of(room, !live);
-    const auto on_left = room.on_left;
+    const auto on_left = room.extras().on_left;
     if (handlers != nullptr && handlers->member_leave) {
         handlers->member_leave(view, left, local_user(owner), room_id, members);
     }

@@ -505,14 +505,14 @@ Result<void> TicketService::set_ticket_properties(TicketType type, const UserId&
                    ? fail(Errc::not_owner, "only the ticket's owner may set its properties")
                    : fail(Errc::room_not_found, "no room of this ticket type");
     }
-    matching::ValueMap merged = room->properties;
+    matching::ValueMap merged = room->extras().properties;
     for (const auto& [key, value] : values) {
         merged[key] = value;
     }
     if (auto ok = matching::validate_value(merged); !ok) {
         return fail(Errc::invalid_params, ok.error().message);
     }
-    room->properties = std::move(merged);
+    room->edit_extras().properties = std::move(merged);
     return {};
 }
 
@@ -520,7 +520,7 @@ bool TicketService::set_ticket_property_if_not_exists(TicketType type, const Use
                                                       const std::string& key,
                                                       matching::Value value) {
     Room* room = room_of_owner(type, owner);
-    if (room == nullptr || room->properties.contains(key)) {
+    if (room == nullptr || room->extras().properties.contains(key)) {
         return false;
     }
     return set_ticket_properties(type, owner, {{key, std::move(value)}}).has_value();
@@ -535,8 +535,8 @@ Result<void> TicketService::update_ticket_properties(TicketType type, const User
     }
     matching::ValueMap changed;
     for (const auto& [key, value] : values) {
-        auto stored = room->properties.find(key);
-        const bool exists = stored != room->properties.end();
+        auto stored = room->extras().properties.find(key);
+        const bool exists = stored != room->extras().properties.end();
         changed[key] = update(exists, exists ? &stored->second : nullptr, value);
     }
     return set_ticket_properties(type, owner, changed);
@@ -549,8 +549,8 @@ std::optional<matching::Value> TicketService::get_ticket_property(TicketType typ
     if (room == nullptr) {
         return std::nullopt;
     }
-    auto found = room->properties.find(key);
-    return found == room->properties.end() ? std::nullopt : std::optional(found->second);
+    auto found = room->extras().properties.find(key);
+    return found == room->extras().properties.end() ? std::nullopt : std::optional(found->second);
 }
 
 std::optional<matching::ValueMap> TicketService::get_ticket_properties(
@@ -561,7 +561,8 @@ std::optional<matching::ValueMap> TicketService::get_ticket_properties(
     }
     matching::ValueMap values;
     for (const std::string& key : keys) {
-        if (auto found = room->properties.find(key); found != room->properties.end()) {
+        if (auto found = room->extras().properties.find(key);
+            found != room->extras().properties.end()) {
             values.emplace(key, found->second);
         }
     }
@@ -576,10 +577,11 @@ Result<void> TicketService::make_reservation(TicketType type, const UserId& owne
         return fail(Errc::room_not_found, "the owner has no room waiting for members");
     }
     const Time now = scheduler_.now();
-    if (!room->reservations.contains(user) && seats_taken(*room, now) >= room->max_members) {
+    if (!room->extras().reservations.contains(user) &&
+        seats_taken(*room, now) >= room->max_members) {
         return fail(Errc::join_refused, "no seat left to reserve");
     }
-    room->reservations[user] = now + options_.reservation_ttl;
+    room->edit_extras().reservations[user] = now + options_.reservation_ttl;
     const std::string room_id = room->id;
     scheduler_.run_after(options_.reservation_ttl, [this, alive = alive_, room_id] {
         if (*alive) {
@@ -591,7 +593,7 @@ Result<void> TicketService::make_reservation(TicketType type, const UserId& owne
 
 bool TicketService::cancel_reservation(TicketType type, const UserId& owner, const UserId& user) {
     Room* room = room_of_owner(type, owner);
-    return room != nullptr && room->reservations.erase(user) > 0;
+    return room != nullptr && room->more && room->more->reservations.erase(user) > 0;
 }
 
 bool TicketService::set_on_delete_ticket_room(TicketType type, const UserId& owner,
@@ -600,7 +602,7 @@ bool TicketService::set_on_delete_ticket_room(TicketType type, const UserId& own
     if (room == nullptr) {
         return false;
     }
-    room->on_deleted.push_back(std::move(callback));
+    room->edit_extras().on_deleted.push_back(std::move(callback));
     return true;
 }
 
@@ -611,7 +613,7 @@ bool TicketService::set_on_leave_ticket_room(
     if (room == nullptr) {
         return false;
     }
-    room->on_left.push_back(std::move(callback));
+    room->edit_extras().on_left.push_back(std::move(callback));
     return true;
 }
 

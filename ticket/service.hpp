@@ -181,6 +181,8 @@ private:
     [[nodiscard]] OwnedTicket* owned(TicketType type, const UserId& owner);
     [[nodiscard]] const OwnedTicket* owned(TicketType type, const UserId& owner) const;
     [[nodiscard]] Holder holder_of(const TicketParams& params) const;
+    // The room owner's holder: its running ticket's, or the room's copy once that finished.
+    [[nodiscard]] Holder owner_holder(const Room& room) const;
 
     // --- rooms (rooms.cpp): joins, leaves, broadcasts, at the room's node ---
     Room& open_room(const OwnedTicket& ticket);

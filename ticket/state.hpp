@@ -2,6 +2,7 @@
 // The records the ticket service keeps. Internal to ticket/; see service.hpp for who owns what.
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,17 @@ enum class RoomState {
     backfill,   // completed, and open to joins again for the seats left
 };
 
+// What few rooms use, kept out of line so that a waiting room stays small.
+struct RoomExtras {
+    std::map<UserId, Time> reservations;
+    matching::ValueMap properties;
+    // Each joined party's holder, and the owner's once its ticket completed (until then the
+    // ticket has it: see TicketService::owner_holder).
+    TicketProperties ticket_properties;
+    std::vector<std::function<void(const std::string&)>> on_deleted;
+    std::vector<std::function<void(const std::string&, const User*)>> on_left;
+};
+
 struct Room {
     std::string id;        // the owner's ticket ID
     TicketId live_ticket;  // the ticket in progress for this room (empty once completed)
@@ -34,12 +46,21 @@ struct Room {
     std::size_t max_members = 2;
     RoomState state = RoomState::searching;
     std::vector<Member> members;  // in join order, the owner's party first
-    std::map<UserId, Time> reservations;
-    matching::ValueMap properties;
-    TicketProperties ticket_properties;  // the owner's holder and each joined party's
-    std::vector<std::function<void(const std::string&)>> on_deleted;
-    std::vector<std::function<void(const std::string&, const User*)>> on_left;
     std::uint64_t next_push = 1;
+    std::unique_ptr<RoomExtras> more;  // none until something is written there
+
+    // For reading: empty extras when none were written.
+    [[nodiscard]] const RoomExtras& extras() const {
+        static const RoomExtras none;
+        return more ? *more : none;
+    }
+    // For writing: allocated on first use.
+    RoomExtras& edit_extras() {
+        if (!more) {
+            more = std::make_unique<RoomExtras>();
+        }
+        return *more;
+    }
 };
 
 enum class TicketPhase { searching, waiting, matched };
@@ -74,7 +95,7 @@ struct OwnedTicket {
     unsigned empty_searches = 0;
     std::vector<Candidate> candidates;
     std::size_t next_candidate = 0;
-    std::optional<JoinAttempt> joining;
+    std::unique_ptr<JoinAttempt> joining;  // rare, so kept out of line
     unsigned attempts = 0;
     mesh::TimerId search_timer = 0;
     mesh::TimerId refresh_timer = 0;
