@@ -332,7 +332,7 @@ void Node::dump_text(std::ostream& out) {
     for (const auto& [id, room] : tickets_->rooms()) {
         std::string names;
         for (const auto& member : room.members) {
-            names += (names.empty() ? "" : ",") + member.user.id.str();
+            names += (names.empty() ? "" : ",") + member.user->id.str();
         }
         out << fmt::format("  {} type {} {} {}/{} [{}]\n", id, room.type, phase_name(room.state),
                            room.members.size(), room.max_members, names);
@@ -354,8 +354,8 @@ nlohmann::json Node::dump_json() {
     for (const auto& [id, room] : tickets_->rooms()) {
         auto room_members = nlohmann::json::array();
         for (const auto& member : room.members) {
-            room_members.push_back({{"user", member.user.id.str()},
-                                    {"home", member.user.home.str()},
+            room_members.push_back({{"user", member.user->id.str()},
+                                    {"home", member.user->home.str()},
                                     {"ticket", member.ticket_id.str()}});
         }
         rooms.push_back({{"id", id},

@@ -155,7 +155,7 @@ void TicketService::leave_room_of(const UserId& user, TicketType type,
             return;
         }
         auto member = std::find_if(room->second.members.begin(), room->second.members.end(),
-                                   [&](const Member& m) { return m.user.id == user; });
+                                   [&](const Member& m) { return m.user->id == user; });
         if (member == room->second.members.end()) {
             done(fail(Errc::room_not_found, "the user is not a member of its room"));
             return;
@@ -319,7 +319,7 @@ void TicketService::on_node_gone(const NodeId& node) {
     std::vector<std::pair<std::string, TicketId>> parties;
     for (const auto& [room_id, room] : rooms_) {
         for (const Member& member : room.members) {
-            if (member.user.home == node) {
+            if (member.user->home == node) {
                 parties.emplace_back(room_id, member.ticket_id);
             }
         }
@@ -332,18 +332,18 @@ void TicketService::on_node_gone(const NodeId& node) {
     // Parties that joined a room there: tell their other members' homes.
     for (auto it = matched_.begin(); it != matched_.end();) {
         if (it->second.room_node == node) {
-            for (const User& user : it->second.party) {
-                if (user.home != network_.self().id) {
-                    deliver(user.home, PushEnvelope{fmt::format("{}:gone", it->first.str()),
-                                                    user.id,
-                                                    it->second.type,
-                                                    it->first,
-                                                    it->first.str(),
-                                                    UserId(),
-                                                    WireKind::cancel,
-                                                    push_ver,
-                                                    push_cancel,
-                                                    {}});
+            for (const SharedUser& user : it->second.party) {
+                if (user->home != network_.self().id) {
+                    deliver(user->home, PushEnvelope{fmt::format("{}:gone", it->first.str()),
+                                                     user->id,
+                                                     it->second.type,
+                                                     it->first,
+                                                     it->first.str(),
+                                                     UserId(),
+                                                     WireKind::cancel,
+                                                     push_ver,
+                                                     push_cancel,
+                                                     {}});
                 }
             }
             it = matched_.erase(it);

@@ -63,16 +63,18 @@ Result<OwnedTicket*> TicketService::create_ticket(TicketType type, const User& o
     ticket.room_id = ticket.id.str();
     ticket.type = type;
     ticket.owner = owner.id;
-    ticket.party.push_back(owner);
-    ticket.party.insert(ticket.party.end(), party.begin(), party.end());
+    ticket.party.push_back(std::make_shared<const User>(owner));
+    for (User& member : party) {
+        ticket.party.push_back(std::make_shared<const User>(std::move(member)));
+    }
     ticket.params = std::move(*params);
     ticket.deadline = scheduler_.now() + ticket.params.ticket_duration;
     OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
     tickets_by_owner_[{owner.id, type}] = id;
     Room& room = open_room(stored);
-    for (const User& user : stored.party) {
-        if (user.home == network_.self().id) {
-            participations_[{user.id, type}] =
+    for (const SharedUser& user : stored.party) {
+        if (user->home == network_.self().id) {
+            participations_[{user->id, type}] =
                 Participation{id, id.str(), network_.self().id, false};
         } else {  // claimed at its home earlier: now the ticket exists
             push_to_member(room, Member{user, id}, WireKind::placed, 0, 0, {});
@@ -236,8 +238,8 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
                          encode(LeaveMessage{joined.room_id, ticket.owner, ticket.type}),
                          [](auto) {});
     }
-    for (const User& user : ticket.party) {
-        auto participation = participations_.find({user.id, ticket.type});
+    for (const SharedUser& user : ticket.party) {
+        auto participation = participations_.find({user->id, ticket.type});
         if (participation != participations_.end() && participation->second.ticket_id == id) {
             participation->second.room_id = joined.room_id;
             participation->second.room_node = joined.node;

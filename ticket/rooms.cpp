@@ -15,7 +15,7 @@ Room& TicketService::open_room(const OwnedTicket& ticket) {
     room.type = ticket.type;
     room.owner = ticket.owner;
     room.max_members = ticket.params.max_members;
-    for (const User& user : ticket.party) {
+    for (const SharedUser& user : ticket.party) {
         room.members.push_back(Member{user, ticket.id});
     }
     rooms_by_owner_[{ticket.owner, ticket.type}] = room.id;
@@ -43,7 +43,7 @@ const Room* TicketService::room_of_owner(TicketType type, const UserId& owner) c
 std::vector<UserId> TicketService::member_ids(const Room& room) const {
     std::vector<UserId> ids;
     for (const Member& member : room.members) {
-        ids.push_back(member.user.id);
+        ids.push_back(member.user->id);
     }
     return ids;
 }
@@ -88,8 +88,8 @@ std::string TicketService::next_push_id(Room& room) {
 
 void TicketService::push_to_member(Room& room, const Member& member, WireKind kind,
                                    std::uint8_t ver, std::uint16_t cmd, const Bytes& message) {
-    deliver(member.user.home,
-            PushEnvelope{next_push_id(room), member.user.id, room.type, member.ticket_id, room.id,
+    deliver(member.user->home,
+            PushEnvelope{next_push_id(room), member.user->id, room.type, member.ticket_id, room.id,
                          room.owner, kind, ver, cmd, message});
 }
 
@@ -128,13 +128,13 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     }
     const Time now = scheduler_.now();
     std::size_t taken = seats_taken(room, now);
-    for (const User& user : join.party) {
-        if (auto reserved = room.extras().reservations.find(user.id);
+    for (const SharedUser& user : join.party) {
+        if (auto reserved = room.extras().reservations.find(user->id);
             reserved != room.extras().reservations.end() && reserved->second > now) {
             --taken;  // the party's own reservations are theirs to use
         }
         const bool member = std::any_of(room.members.begin(), room.members.end(),
-                                        [&](const Member& m) { return m.user.id == user.id; });
+                                        [&](const Member& m) { return m.user->id == user->id; });
         if (member) {
             return refuse("already a member");
         }
@@ -146,8 +146,8 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     const std::string room_id = room.id;
     const UserId owner_id = room.owner;
     if (handlers != nullptr && handlers->allow_match_if) {
-        TicketProperties properties{owner_holder(room), {{join.party.front().id, join.holder}}};
-        if (!handlers->allow_match_if(properties, local_user(owner_id), &join.party.front())) {
+        TicketProperties properties{owner_holder(room), {{join.party.front()->id, join.holder}}};
+        if (!handlers->allow_match_if(properties, local_user(owner_id), join.party.front().get())) {
             return refuse("the owner's rules do not allow this match");
         }
         found = rooms_.find(room_id);  // the callback may have changed anything
@@ -157,11 +157,11 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         }
     }
     Room& accepting = found->second;
-    for (const User& user : join.party) {
-        accepting.edit_extras().reservations.erase(user.id);
+    for (const SharedUser& user : join.party) {
+        accepting.edit_extras().reservations.erase(user->id);
         accepting.members.push_back(Member{user, join.ticket_id});
     }
-    accepting.edit_extras().ticket_properties.candidates[join.party.front().id] = join.holder;
+    accepting.edit_extras().ticket_properties.candidates[join.party.front()->id] = join.holder;
     accepted_attempts_[join.attempt] = now + options_.matched_memory;
     ++counters_.joins_accepted;
     for (const Member& member : accepting.members) {
@@ -203,7 +203,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         }
         return JoinReplyMessage{true, {}};
     }
-    const User* joined = &join.party.front();
+    const User* joined = join.party.front().get();
     const std::vector<UserId> members = member_ids(accepting);
     bool complete = accepting.members.size() >= accepting.max_members;
     if (handlers != nullptr) {
@@ -294,7 +294,7 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
         (member.ticket_id == party ? removed : kept).push_back(std::move(member));
     }
     room.members = std::move(kept);
-    room.edit_extras().ticket_properties.candidates.erase(removed.front().user.id);
+    room.edit_extras().ticket_properties.candidates.erase(removed.front().user->id);
     for (const Member& member : removed) {
         if (live) {
             const bool timeout = push == PushKind::timeout;
@@ -310,7 +310,7 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
         return true;
     }
     const Callbacks* handlers = callbacks(room.type);
-    const User* left = &removed.front().user;
+    const User* left = removed.front().user.get();
     const UserId owner = room.owner;
     const std::vector<UserId> members = member_ids(room);
     const TicketView view = view_of(room, !live);

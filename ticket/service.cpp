@@ -315,7 +315,7 @@ void TicketService::kickout_from_ticket(TicketType type, const UserId& owner, co
         return;
     }
     auto member = std::find_if(room->members.begin(), room->members.end(),
-                               [&](const Member& m) { return m.user.id == target; });
+                               [&](const Member& m) { return m.user->id == target; });
     if (member == room->members.end() || member->ticket_id.str() == room->id) {
         done(fail(Errc::target_not_found,
                   fmt::format("'{}' is not a matched member", target.str())));
@@ -395,7 +395,7 @@ Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId&
     ticket.room_id = room->id;
     ticket.type = type;
     ticket.owner = owner;
-    ticket.party.push_back(*user);
+    ticket.party.push_back(std::make_shared<const User>(*user));
     ticket.params = std::move(*params);
     ticket.backfill = true;
     ticket.deadline = scheduler_.now() + ticket.params.ticket_duration;
@@ -444,8 +444,8 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
     }
     const TicketId id = next_ticket_id();
     participations_[{user, type}] = Participation{id, room_id, *node, false};
-    const JoinMessage join{
-        fmt::format("{}/direct", id.str()), room_id, type, id, {*joiner}, {}, false};
+    const JoinMessage join{fmt::format("{}/direct", id.str()),      room_id, type, id,
+                           {std::make_shared<const User>(*joiner)}, {},      false};
     auto conclude = [this, user, type, id, done = std::move(done)](Result<void> outcome) {
         if (!outcome) {
             auto found = participations_.find({user, type});
@@ -633,7 +633,7 @@ std::optional<std::vector<std::string>> TicketService::get_ticket_member_sids(
     }
     std::vector<std::string> sids;
     for (const Member& member : room->members) {
-        sids.push_back(member.user.session_id);
+        sids.push_back(member.user->session_id);
     }
     return sids;
 }
@@ -646,7 +646,7 @@ std::optional<std::vector<User>> TicketService::get_ticket_member_clients(
     }
     std::vector<User> users;
     for (const Member& member : room->members) {
-        users.push_back(member.user);
+        users.push_back(*member.user);
     }
     return users;
 }
@@ -711,7 +711,7 @@ void TicketService::on_leave(const NodeId&, mesh::PayloadView payload, mesh::Res
     bool left = false;
     if (room != rooms_.end()) {
         auto member = std::find_if(room->second.members.begin(), room->second.members.end(),
-                                   [&](const Member& m) { return m.user.id == leave->user; });
+                                   [&](const Member& m) { return m.user->id == leave->user; });
         if (member != room->second.members.end()) {
             left = remove_party(room->second, TicketId(member->ticket_id), PushKind::cancel, true);
         }
@@ -729,7 +729,7 @@ void TicketService::on_broadcast(const NodeId&, mesh::PayloadView payload,
     auto room = rooms_.find(broadcast->room_id);
     const bool member = room != rooms_.end() &&
                         std::any_of(room->second.members.begin(), room->second.members.end(),
-                                    [&](const Member& m) { return m.user.id == broadcast->user; });
+                                    [&](const Member& m) { return m.user->id == broadcast->user; });
     if (member) {
         push_to_members(room->second, WireKind::broadcast, broadcast->ver, broadcast->cmd,
                         broadcast->message);

@@ -16,7 +16,7 @@ namespace matchmesh::ticket {
 
 // A member of a room held on this node; parties share their ticket ID.
 struct Member {
-    User user;           // a copy; the live user is looked up when it is local
+    SharedUser user;     // a snapshot; the live user is looked up when it is local
     TicketId ticket_id;  // the member's participation: the ticket that brought it in
 };
 
@@ -83,7 +83,7 @@ struct OwnedTicket {
     std::string room_id;  // its own ID, or the completed room it backfills
     TicketType type = 0;
     UserId owner;
-    std::vector<User> party;  // owner first
+    std::vector<SharedUser> party;  // owner first
     TicketParams params;
     TicketPhase phase = TicketPhase::searching;
     bool backfill = false;
@@ -106,7 +106,7 @@ struct OwnedTicket {
 // before the party's other homes heard where they went, this node can tell them.
 struct MatchedTicket {
     TicketType type = 0;
-    std::vector<User> party;
+    std::vector<SharedUser> party;
     NodeId room_node;
     Time forget_at{};
 };

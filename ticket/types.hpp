@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <expected>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct User {
     matching::ValueMap data;
     std::uint64_t epoch = 0;  // when its session began (wall clock ms): the newest one wins
 };
+
+// A user as it was when it joined a ticket: one snapshot, shared by every record that needs it.
+using SharedUser = std::shared_ptr<const User>;
 
 // What a ticket looks for and offers (the reference's TicketParams).
 struct TicketParams {

@@ -127,7 +127,7 @@ mesh::Payload encode(const JoinMessage& message) {
         root.setTicketId(message.ticket_id.str());
         auto party = root.initParty(static_cast<unsigned>(message.party.size()));
         for (unsigned i = 0; i < message.party.size(); ++i) {
-            write_user(party[i], message.party[i]);
+            write_user(party[i], *message.party[i]);
         }
         write_holder(root.initHolder(), message.holder);
         root.setFromSearch(message.from_search);
@@ -232,7 +232,7 @@ Decoded<JoinMessage> decode_join(mesh::PayloadView payload, const capnp::ReaderO
             throw std::invalid_argument(fmt::format("a party of {} users", party.size()));
         }
         for (auto user : party) {
-            message.party.push_back(read_user(user));
+            message.party.push_back(std::make_shared<const User>(read_user(user)));
         }
         message.holder = read_holder(root.getHolder());
         message.from_search = root.getFromSearch();

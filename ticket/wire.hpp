@@ -18,7 +18,7 @@ struct JoinMessage {
     std::string room_id;
     TicketType ticket_type = 0;
     TicketId ticket_id;
-    std::vector<User> party;
+    std::vector<SharedUser> party;
     Holder holder;
     bool from_search = true;
 };

@@ -160,14 +160,14 @@ struct TicketCluster {
                     if (room.state == RoomState::searching) {
                         break;
                     }
-                    const bool mutual = member.user.home == node ||
-                                        (world.node(node).network().find_live(member.user.home) &&
-                                         tickets.contains(member.user.home) &&
-                                         world.node(member.user.home).network().find_live(node));
+                    const bool mutual = member.user->home == node ||
+                                        (world.node(node).network().find_live(member.user->home) &&
+                                         tickets.contains(member.user->home) &&
+                                         world.node(member.user->home).network().find_live(node));
                     if (mutual) {
                         static const char* states[] = {"searching", "waiting", "completed",
                                                        "backfill"};
-                        rooms_of[{member.user.id, room.type}].push_back(
+                        rooms_of[{member.user->id, room.type}].push_back(
                             room_id + " (" + states[static_cast<int>(room.state)] + ", ticket " +
                             member.ticket_id.str() + ")");
                     }
