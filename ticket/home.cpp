@@ -368,9 +368,8 @@ void TicketService::reset_everything() {
         scheduler_.cancel(ticket.deadline_timer);
     }
     tickets_.clear();
-    tickets_by_owner_.clear();
     rooms_.clear();
-    rooms_by_owner_.clear();
+    by_owner_.clear();
     matched_.clear();
 }
 

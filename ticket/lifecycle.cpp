@@ -24,13 +24,17 @@ std::string_view room_of_item(std::string_view item_id) {
 }  // namespace
 
 OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) {
-    auto found = tickets_by_owner_.find({owner, type});
-    return found == tickets_by_owner_.end() ? nullptr : &tickets_.at(found->second);
+    auto found = by_owner_.find({owner, type});
+    return found == by_owner_.end() || found->second.ticket.empty()
+               ? nullptr
+               : &tickets_.at(found->second.ticket);
 }
 
 const OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) const {
-    auto found = tickets_by_owner_.find({owner, type});
-    return found == tickets_by_owner_.end() ? nullptr : &tickets_.at(found->second);
+    auto found = by_owner_.find({owner, type});
+    return found == by_owner_.end() || found->second.ticket.empty()
+               ? nullptr
+               : &tickets_.at(found->second.ticket);
 }
 
 Holder TicketService::holder_of(const TicketParams& params) const {
@@ -70,7 +74,7 @@ Result<OwnedTicket*> TicketService::create_ticket(TicketType type, const User& o
     ticket.params = std::move(*params);
     ticket.deadline = scheduler_.now() + ticket.params.ticket_duration;
     OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
-    tickets_by_owner_[{owner.id, type}] = id;
+    by_owner_[{owner.id, type}].ticket = id;
     Room& room = open_room(stored);
     for (const SharedUser& user : stored.party) {
         if (user->home == network_.self().id) {
@@ -321,9 +325,12 @@ void TicketService::finish_ticket(OwnedTicket& ticket) {
     scheduler_.cancel(ticket.refresh_timer);
     scheduler_.cancel(ticket.deadline_timer);
     remove_items(ticket);
-    auto by_owner = tickets_by_owner_.find({ticket.owner, ticket.type});
-    if (by_owner != tickets_by_owner_.end() && by_owner->second == ticket.id) {
-        tickets_by_owner_.erase(by_owner);
+    if (auto by_owner = by_owner_.find({ticket.owner, ticket.type});
+        by_owner != by_owner_.end() && by_owner->second.ticket == ticket.id) {
+        by_owner->second.ticket = TicketId();
+        if (by_owner->second.room.empty()) {
+            by_owner_.erase(by_owner);
+        }
     }
     if (auto room = rooms_.find(ticket.room_id);
         room != rooms_.end() && room->second.live_ticket == ticket.id) {

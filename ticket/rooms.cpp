@@ -18,25 +18,25 @@ Room& TicketService::open_room(const OwnedTicket& ticket) {
     for (const SharedUser& user : ticket.party) {
         room.members.push_back(Member{user, ticket.id});
     }
-    rooms_by_owner_[{ticket.owner, ticket.type}] = room.id;
+    by_owner_[{ticket.owner, ticket.type}].room = room.id;
     return rooms_.emplace(room.id, std::move(room)).first->second;
 }
 
 Room* TicketService::room_of_owner(TicketType type, const UserId& owner) {
-    auto found = rooms_by_owner_.find({owner, type});
-    if (found == rooms_by_owner_.end()) {
+    auto found = by_owner_.find({owner, type});
+    if (found == by_owner_.end() || found->second.room.empty()) {
         return nullptr;
     }
-    auto room = rooms_.find(found->second);
+    auto room = rooms_.find(found->second.room);
     return room == rooms_.end() ? nullptr : &room->second;
 }
 
 const Room* TicketService::room_of_owner(TicketType type, const UserId& owner) const {
-    auto found = rooms_by_owner_.find({owner, type});
-    if (found == rooms_by_owner_.end()) {
+    auto found = by_owner_.find({owner, type});
+    if (found == by_owner_.end() || found->second.room.empty()) {
         return nullptr;
     }
-    auto room = rooms_.find(found->second);
+    auto room = rooms_.find(found->second.room);
     return room == rooms_.end() ? nullptr : &room->second;
 }
 
@@ -263,9 +263,12 @@ void TicketService::delete_room(const std::string& room_id) {
     }
     Room room = std::move(found->second);
     rooms_.erase(found);
-    auto by_owner = rooms_by_owner_.find({room.owner, room.type});
-    if (by_owner != rooms_by_owner_.end() && by_owner->second == room_id) {
-        rooms_by_owner_.erase(by_owner);
+    if (auto by_owner = by_owner_.find({room.owner, room.type});
+        by_owner != by_owner_.end() && by_owner->second.room == room_id) {
+        by_owner->second.room.clear();
+        if (by_owner->second.ticket.empty()) {
+            by_owner_.erase(by_owner);
+        }
     }
     if (room.state == RoomState::completed || room.state == RoomState::backfill) {
         // Members of a completed room are free to start again.

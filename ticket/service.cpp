@@ -157,7 +157,7 @@ void TicketService::disconnect_user(const UserId& user) {
     }
     for (TicketType type : types) {
         if (owned(type, user) != nullptr) {
-            end_ticket(tickets_by_owner_.at({user, type}), PushKind::cancel);
+            end_ticket(by_owner_.at({user, type}).ticket, PushKind::cancel);
         }
         if (participations_.contains({user, type})) {
             leave_room_of(user, type, [](Result<void>) {});
@@ -402,7 +402,7 @@ Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId&
     const TicketId id = ticket.id;
     room->live_ticket = id;
     OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
-    tickets_by_owner_[{owner, type}] = id;
+    by_owner_[{owner, type}].ticket = id;
     stored.deadline_timer =
         scheduler_.run_after(stored.params.ticket_duration, [this, alive = alive_, id] {
             if (*alive) {

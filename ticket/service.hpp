@@ -243,9 +243,13 @@ private:
     std::map<TicketType, Callbacks> callbacks_;
     std::unordered_map<UserId, User> users_;   // connected here
     std::map<TicketId, OwnedTicket> tickets_;  // owned here, in progress
-    std::map<Key, TicketId> tickets_by_owner_;
-    std::map<std::string, Room> rooms_;  // held here
-    std::map<Key, std::string> rooms_by_owner_;
+    std::map<std::string, Room> rooms_;        // held here
+    // Per owner and ticket type: its ticket in progress and its room, each empty when none.
+    struct OwnerEntry {
+        TicketId ticket;
+        std::string room;
+    };
+    std::map<Key, OwnerEntry> by_owner_;
     std::map<TicketId, MatchedTicket> matched_;
     // Joins accepted here, remembered past their room's end so that a retry gets the same answer.
     std::map<std::string, Time> accepted_attempts_;
