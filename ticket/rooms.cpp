@@ -164,8 +164,11 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     accepting.edit_extras().ticket_properties.candidates[join.party.front()->id] = join.holder;
     accepted_attempts_[join.attempt] = now + options_.matched_memory;
     ++counters_.joins_accepted;
+    // Members at the node that sent the join learn where they are from its answer; members
+    // whose home is elsewhere are told.
+    const std::optional<NodeId> joined_from = node_of(join.ticket_id.str());
     for (const Member& member : accepting.members) {
-        if (member.ticket_id == join.ticket_id) {
+        if (member.ticket_id == join.ticket_id && member.user->home != joined_from) {
             push_to_member(accepting, member, WireKind::placed, 0, 0, {});
         }
     }

@@ -71,6 +71,7 @@ void TicketService::sweep() {
 TicketService::~TicketService() {
     *alive_ = false;
     scheduler_.cancel(sweep_timer_);
+    scheduler_.cancel(announce_timer_);
     for (auto& [id, ticket] : tickets_) {
         scheduler_.cancel(ticket.search_timer);
         scheduler_.cancel(ticket.refresh_timer);
@@ -100,13 +101,34 @@ void TicketService::connect_user(User user) {
     user.home = network_.self().id;
     // Tell every other node: an older session of this user elsewhere must end, so that a user
     // has one session, hence one ticket per type, in the whole cluster.
-    const SessionMessage session{user.id, user.epoch, user.home};
-    for (const mesh::MemberInfo& member : network_.live_members()) {
-        if (member.id != network_.self().id) {
-            network_.send(member.id, wire::SERVICE, wire::METHOD_SESSION, encode(session));
-        }
+    unannounced_.push_back(SessionStart{user.id, user.epoch});
+    if (unannounced_.size() >= sessions_max) {
+        announce_sessions();
+    } else if (announce_timer_ == 0) {
+        announce_timer_ =
+            scheduler_.run_after(options_.session_announce_delay, [this, alive = alive_] {
+                if (*alive) {
+                    announce_timer_ = 0;
+                    announce_sessions();
+                }
+            });
     }
     users_[user.id] = std::move(user);
+}
+
+void TicketService::announce_sessions() {
+    scheduler_.cancel(announce_timer_);
+    announce_timer_ = 0;
+    if (unannounced_.empty()) {
+        return;
+    }
+    const mesh::Payload payload =
+        encode(SessionsMessage{network_.self().id, std::exchange(unannounced_, {})});
+    for (const mesh::MemberInfo& member : network_.live_members()) {
+        if (member.id != network_.self().id) {
+            network_.send(member.id, wire::SERVICE, wire::METHOD_SESSION, payload);
+        }
+    }
 }
 
 bool TicketService::set_user_data(const UserId& user, const matching::ValueMap& values) {
@@ -127,20 +149,22 @@ std::size_t TicketService::ticket_count(TicketPhase phase) const {
 }
 
 void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
-    auto session = decode_session(payload, network_.reader_options());
-    if (!session || session->home != from) {
+    auto sessions = decode_sessions(payload, network_.reader_options());
+    if (!sessions || sessions->home != from) {
         return;
     }
-    auto local = users_.find(session->user);
-    if (local == users_.end()) {
-        return;
-    }
-    const bool newer = session->epoch > local->second.epoch ||
-                       (session->epoch == local->second.epoch && from > network_.self().id);
-    if (newer) {
-        disconnect_user(session->user);
-        if (options_.on_superseded) {
-            options_.on_superseded(session->user);
+    for (const SessionStart& session : sessions->users) {
+        auto local = users_.find(session.user);
+        if (local == users_.end()) {
+            continue;
+        }
+        const bool newer = session.epoch > local->second.epoch ||
+                           (session.epoch == local->second.epoch && from > network_.self().id);
+        if (newer) {
+            disconnect_user(session.user);
+            if (options_.on_superseded) {
+                options_.on_superseded(session.user);
+            }
         }
     }
 }

@@ -39,6 +39,9 @@ struct TicketServiceOptions {
     // A session of the user began on another node: the node closes its own (older) session.
     std::function<void(const UserId&)> on_superseded;
     std::size_t tickets_max = 100000;  // live tickets owned on this node
+    // New sessions are announced to the other nodes together, at most this long after they
+    // began (a busy node sends one message per peer for many connects, not one per connect).
+    Duration session_announce_delay{5};
     CourierOptions courier;
 };
 
@@ -222,6 +225,7 @@ private:
     void on_broadcast(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     void on_claim(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     void on_release(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
+    void announce_sessions();
     void on_session(const NodeId& from, mesh::PayloadView payload);
     void on_membership(const mesh::MembershipEvent& event);
     void on_node_gone(const NodeId& node);
@@ -258,6 +262,8 @@ private:
     std::set<std::string> seen_pushes_;                    // non-terminal pushes delivered
     std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set
     mesh::TimerId sweep_timer_ = 0;
+    std::vector<SessionStart> unannounced_;  // sessions begun here since the last announcement
+    mesh::TimerId announce_timer_ = 0;
     std::uint64_t next_ticket_ = 1;
     std::uint64_t next_attempt_ = 1;
     TicketCounters counters_;

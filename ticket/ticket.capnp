@@ -19,7 +19,7 @@ const methodLeave :UInt16 = 3;      # Leave -> LeaveReply (to the room's node)
 const methodBroadcast :UInt16 = 4;  # Broadcast -> Ack (a member asks the room's node to push 224)
 const methodClaim :UInt16 = 5;      # Claim -> ClaimReply (reserve a party member at its home)
 const methodRelease :UInt16 = 6;    # Release -> Ack (undo a claim)
-const methodSession :UInt16 = 7;    # one-way Session: a user connected elsewhere; older sessions end
+const methodSession :UInt16 = 7;    # one-way Sessions: users connected elsewhere; older sessions end
 
 struct UserInfo {
   id @0 :Text;
@@ -120,10 +120,14 @@ struct Release {
   userId @2 :Text;
 }
 
-struct Session {
+struct Sessions {
+  home @0 :Text;                    # the node these users connected to
+  users @1 :List(SessionStart);     # announced together, a few milliseconds' worth
+}
+
+struct SessionStart {
   userId @0 :Text;
   epoch @1 :UInt64;                 # when it connected (wall clock ms); the newest session wins
-  home @2 :Text;
 }
 
 struct Ack {

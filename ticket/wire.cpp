@@ -204,19 +204,30 @@ mesh::Payload encode(const AckMessage& message) {
     });
 }
 
-mesh::Payload encode(const SessionMessage& message) {
-    return build<wire::Session>([&](wire::Session::Builder root) {
-        root.setUserId(message.user.str());
-        root.setEpoch(message.epoch);
+mesh::Payload encode(const SessionsMessage& message) {
+    return build<wire::Sessions>([&](wire::Sessions::Builder root) {
         root.setHome(message.home.str());
+        auto users = root.initUsers(static_cast<unsigned>(message.users.size()));
+        for (unsigned i = 0; i < message.users.size(); ++i) {
+            users[i].setUserId(message.users[i].user.str());
+            users[i].setEpoch(message.users[i].epoch);
+        }
     });
 }
 
-Decoded<SessionMessage> decode_session(mesh::PayloadView payload,
-                                       const capnp::ReaderOptions& options) {
-    return decode<wire::Session>(payload, options, [](wire::Session::Reader root) {
-        return SessionMessage{UserId(text(root.getUserId(), id_bytes_max, "user ID")),
-                              root.getEpoch(), NodeId(text(root.getHome(), id_bytes_max, "home"))};
+Decoded<SessionsMessage> decode_sessions(mesh::PayloadView payload,
+                                         const capnp::ReaderOptions& options) {
+    return decode<wire::Sessions>(payload, options, [](wire::Sessions::Reader root) {
+        SessionsMessage message{NodeId(text(root.getHome(), id_bytes_max, "home")), {}};
+        auto users = root.getUsers();
+        if (users.size() > sessions_max) {
+            throw std::invalid_argument(fmt::format("{} sessions in one message", users.size()));
+        }
+        for (auto user : users) {
+            message.users.push_back(SessionStart{
+                UserId(text(user.getUserId(), id_bytes_max, "user ID")), user.getEpoch()});
+        }
+        return message;
     });
 }
 

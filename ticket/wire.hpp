@@ -70,10 +70,16 @@ struct ClaimReplyMessage {
     std::string reason;
 };
 
-struct SessionMessage {
+inline constexpr std::size_t sessions_max = 1024;  // users announced in one message
+
+struct SessionStart {
     UserId user;
     std::uint64_t epoch = 0;
+};
+
+struct SessionsMessage {
     NodeId home;
+    std::vector<SessionStart> users;
 };
 
 struct AckMessage {
@@ -90,7 +96,7 @@ struct AckMessage {
 [[nodiscard]] mesh::Payload encode(const ClaimMessage& message);  // also a release
 [[nodiscard]] mesh::Payload encode(const ClaimReplyMessage& message);
 [[nodiscard]] mesh::Payload encode(const AckMessage& message);
-[[nodiscard]] mesh::Payload encode(const SessionMessage& message);
+[[nodiscard]] mesh::Payload encode(const SessionsMessage& message);
 
 template <typename T>
 using Decoded = std::expected<T, std::string>;
@@ -107,7 +113,7 @@ using Decoded = std::expected<T, std::string>;
 [[nodiscard]] Decoded<ClaimReplyMessage> decode_claim_reply(mesh::PayloadView,
                                                             const capnp::ReaderOptions&);
 [[nodiscard]] Decoded<AckMessage> decode_ack(mesh::PayloadView, const capnp::ReaderOptions&);
-[[nodiscard]] Decoded<SessionMessage> decode_session(mesh::PayloadView,
-                                                     const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<SessionsMessage> decode_sessions(mesh::PayloadView,
+                                                       const capnp::ReaderOptions&);
 
 }  // namespace matchmesh::ticket

@@ -9,10 +9,13 @@
 #include <cstring>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "matching/wire.hpp"
 #include "mesh/control.hpp"
 #include "mesh/frame.hpp"
 #include "node/client_protocol.hpp"
+#include "ticket/wire.hpp"
 
 using namespace matchmesh;
 
@@ -84,6 +87,27 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
                 "RankMatch", "u1", "eu", {{"rank", 3}}, {{"x", 1.5}}, std::chrono::seconds(9)}})),
         words_of(node::encode_request(node::ClientRequest{
             6, node::RangeSearchCommand{{"A", "B"}, {"", "eu"}, {{"rank", {1, 2, 3}}}, 10}})),
+        words_of(ticket::encode(
+            ticket::SessionsMessage{NodeId("node-1"), {{UserId("u1"), 7}, {UserId("u2"), 8}}})),
+        words_of(ticket::encode(ticket::JoinMessage{
+            "a/1",
+            "1.1@node-1",
+            1,
+            TicketId("2.1@node-2"),
+            {std::make_shared<const ticket::User>(ticket::User{
+                UserId("u1"), "s1", NodeId("node-2"), {{"rating", std::int64_t{1500}}}, 3})},
+            {{{"rating", 1500}}, {{"rating", {1500, 1400, 1600}}}, {1, 2}},
+            true})),
+        words_of(ticket::encode(ticket::PushEnvelope{"p1",
+                                                     UserId("u1"),
+                                                     1,
+                                                     TicketId("2.1@node-2"),
+                                                     "1.1@node-1",
+                                                     UserId("u2"),
+                                                     ticket::WireKind::success,
+                                                     1,
+                                                     220,
+                                                     {9}})),
     };
     std::size_t decoded = 0;
     std::size_t refused = 0;
@@ -100,7 +124,32 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
         count(matching::decode_search(view, options).has_value());
         count(matching::decode_search_response(view, options).has_value());
         count(node::decode_request(view, options).has_value());
+        count(ticket::decode_sessions(view, options).has_value());
+        count(ticket::decode_join(view, options).has_value());
+        count(ticket::decode_push(view, options).has_value());
+        count(ticket::decode_broadcast(view, options).has_value());
+        count(ticket::decode_claim(view, options).has_value());
     }
     CHECK(decoded > 0);
     CHECK(refused > 0);
+}
+
+TEST_CASE("ticket/wire: session announcements round-trip, and too many in one are refused") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    const ticket::SessionsMessage sent{NodeId("node-1"), {{UserId("u1"), 7}, {UserId("u2"), 8}}};
+    auto payload = ticket::encode(sent);
+    auto received = ticket::decode_sessions(payload.words(), options);
+    REQUIRE(received.has_value());
+    CHECK(received->home == sent.home);
+    REQUIRE(received->users.size() == 2);
+    CHECK(received->users[1].user == UserId("u2"));
+    CHECK(received->users[1].epoch == 8);
+
+    ticket::SessionsMessage flood{NodeId("node-1"), {}};
+    for (std::size_t i = 0; i <= ticket::sessions_max; ++i) {
+        flood.users.push_back({UserId(fmt::format("u{}", i)), 1});
+    }
+    auto refused = ticket::decode_sessions(ticket::encode(flood).words(), options);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().find("sessions in one message") != std::string::npos);
 }
