@@ -1,6 +1,7 @@
 #include "node/metrics.hpp"
 
 #include <fstream>
+#include <istream>
 #include <sstream>
 
 #include <sys/resource.h>
@@ -11,6 +12,13 @@
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+#include <asio/connect.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/read.hpp>
+#include <asio/write.hpp>
+
+#include "mesh/asio/listener.hpp"
 
 namespace matchmesh::node {
 
@@ -119,6 +127,12 @@ std::expected<std::unique_ptr<Metrics>, std::string> Metrics::create(const std::
              .Register(registry)
              .Add({}, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001,
                                                               0.0025, 0.005, 0.01, 0.05, 0.25});
+    auto& frames = prometheus::BuildCounter()
+                       .Name("matchmesh_mesh_frames_total")
+                       .Help("Frames between this node and the other nodes, by direction")
+                       .Register(registry);
+    metrics->mesh_frames_in_ = &frames.Add({{"direction", "in"}});
+    metrics->mesh_frames_out_ = &frames.Add({{"direction", "out"}});
     metrics->rejected_ = &prometheus::BuildCounter()
                               .Name("matchmesh_frames_rejected_total")
                               .Help("Frames that closed their connection, by reason")
@@ -144,6 +158,8 @@ void Metrics::update(const MetricsSnapshot& snapshot) {
     advance(*searches_, seen_.searches, snapshot.searches);
     advance(*joins_accepted_, seen_.joins_accepted, snapshot.joins_accepted);
     advance(*joins_refused_, seen_.joins_refused, snapshot.joins_refused);
+    advance(*mesh_frames_in_, seen_.mesh_frames_in, snapshot.mesh_frames_in);
+    advance(*mesh_frames_out_, seen_.mesh_frames_out, snapshot.mesh_frames_out);
     for (const auto& [reason, count] : snapshot.frames_rejected) {
         advance(rejected_->Add({{"reason", reason}}), seen_.frames_rejected[reason], count);
     }
@@ -164,6 +180,33 @@ void Metrics::observe_time_to_match(double seconds) {
 
 void Metrics::observe_mesh_round_trip(double seconds) {
     round_trip_->Observe(seconds);
+}
+
+double read_metric(const std::string& admin, const std::string& sample) {
+    auto parts = mesh::split_host_port(admin);
+    if (!parts) {
+        return -1;
+    }
+    try {
+        asio::io_context context;
+        asio::ip::tcp::socket socket(context);
+        socket.connect({asio::ip::make_address(parts->first), parts->second});
+        const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + admin + "\r\n\r\n";
+        asio::write(socket, asio::buffer(request));
+        std::string response;
+        std::error_code error;
+        asio::read(socket, asio::dynamic_buffer(response, 4 * 1024 * 1024), error);
+        std::istringstream lines(response);
+        std::string line;
+        const std::string key = sample + " ";
+        while (std::getline(lines, line)) {
+            if (line.starts_with(key)) {
+                return std::stod(line.substr(key.size()));
+            }
+        }
+    } catch (const std::exception&) {
+    }
+    return -1;
 }
 
 }  // namespace matchmesh::node

@@ -38,8 +38,14 @@ struct MetricsSnapshot {
     std::size_t store_items = 0;
     std::size_t members_alive = 0;
     std::size_t sessions = 0;
+    std::uint64_t mesh_frames_in = 0;
+    std::uint64_t mesh_frames_out = 0;
     std::map<std::string, std::uint64_t> frames_rejected;  // by reason
 };
+
+// GET /metrics from a node's admin address: the value of the sample named `sample` (the metric
+// name with its labels, e.g. matchmesh_resident_bytes{kind="peak"}), or -1 when there is none.
+[[nodiscard]] double read_metric(const std::string& admin, const std::string& sample);
 
 class Metrics {
 public:
@@ -67,6 +73,8 @@ private:
     prometheus::Counter* searches_ = nullptr;
     prometheus::Counter* joins_accepted_ = nullptr;
     prometheus::Counter* joins_refused_ = nullptr;
+    prometheus::Counter* mesh_frames_in_ = nullptr;
+    prometheus::Counter* mesh_frames_out_ = nullptr;
     prometheus::Gauge* searching_ = nullptr;
     prometheus::Gauge* waiting_ = nullptr;
     prometheus::Gauge* items_ = nullptr;

@@ -269,6 +269,8 @@ MetricsSnapshot Node::snapshot() const {
     snapshot.store_items = matching_->local_items().size();
     snapshot.members_alive = core_->live_members().size();
     snapshot.sessions = clients_->connection_count();
+    snapshot.mesh_frames_in = transport_.counters().frames_in;
+    snapshot.mesh_frames_out = transport_.counters().frames_out;
     for (const auto& [reason, count] : transport_.counters().rejected_by_reason) {
         snapshot.frames_rejected["mesh: " + reason] = count;
     }

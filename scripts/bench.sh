@@ -88,7 +88,7 @@ for rate in "${rates[@]}"; do
     echo "bench: $rate arrivals/s: matchmesh"
     "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --nodes "$nodes" --admin "$admins" \
         --samples "$out_dir/runs/matchmesh-$rate.samples" --json "$out_dir/runs/matchmesh-$rate.json" |
-        grep -E "^all|server CPU" || true
+        grep -E "^all|server CPU|frames between nodes" || true
     echo "bench: $rate arrivals/s: Redis baseline"
     "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --backend redis --redis "127.0.0.1:$redis_port" \
         --samples "$out_dir/runs/redis-$rate.samples" --json "$out_dir/runs/redis-$rate.json" |

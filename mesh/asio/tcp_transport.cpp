@@ -203,6 +203,7 @@ Transport::SendResult TcpTransport::enqueue(const ConnectionPtr& connection, Fra
         ++counters_.queue_full;
         return SendResult::overloaded;
     }
+    ++counters_.frames_out;
     return SendResult::queued;
 }
 

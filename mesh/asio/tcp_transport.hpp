@@ -55,8 +55,8 @@ struct TcpCounters {
     std::uint64_t connections_refused = 0;  // over a connection limit
     std::uint64_t handshakes_failed = 0;
     std::uint64_t frames_rejected = 0;
-    std::uint64_t frames_in = 0;
-    std::uint64_t frames_out = 0;
+    std::uint64_t frames_in = 0;   // read from peers, handshakes included
+    std::uint64_t frames_out = 0;  // queued for peers (the handshake's own frames aside)
     std::uint64_t queue_full = 0;
     std::map<std::string, std::uint64_t> rejected_by_reason;
 };

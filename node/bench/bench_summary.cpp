@@ -61,14 +61,17 @@ json system_summary(const std::vector<Point>& points, double p99_limit_ms, doubl
             max_rate = point.rate;
             at = &point;
         }
-        by_rate.push_back(
-            {{"rate", point.rate},
-             {"sustained", ok},
-             {"ttm_ms", point.report["ttm_ms"]},
-             {"fill_rate", point.report["fill_rate"]},
-             {"ideal_fill_rate",
-              point.report.value("ideal", json::object()).value("fill_rate", 0.0)},
-             {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)}});
+        json entry{{"rate", point.rate},
+                   {"sustained", ok},
+                   {"ttm_ms", point.report["ttm_ms"]},
+                   {"fill_rate", point.report["fill_rate"]},
+                   {"ideal_fill_rate",
+                    point.report.value("ideal", json::object()).value("fill_rate", 0.0)},
+                   {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)}};
+        if (point.report.contains("mesh_frames_per_match")) {
+            entry["mesh_frames_per_match"] = point.report["mesh_frames_per_match"];
+        }
+        by_rate.push_back(std::move(entry));
     }
     summary["max_rate"] = max_rate;
     summary["by_rate"] = by_rate;
@@ -82,6 +85,9 @@ json system_summary(const std::vector<Point>& points, double p99_limit_ms, doubl
             summary["ideal_fill_rate"] = report["ideal"]["fill_rate"];
         }
         summary["cpu_s_per_1k_matches"] = report.value("cpu_s_per_1k_matches", 0.0);
+        if (report.contains("mesh_frames_per_match")) {
+            summary["mesh_frames_per_match"] = report["mesh_frames_per_match"];
+        }
         double rss = 0;
         if (report.contains("nodes")) {
             for (const auto& [address, node] : report["nodes"].items()) {

@@ -5,7 +5,6 @@
 #include <memory>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -14,10 +13,8 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
-#include <asio/read.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
-#include <asio/write.hpp>
 
 #include "mesh/asio/framed_stream.hpp"
 #include "mesh/asio/tcp_transport.hpp"
@@ -291,33 +288,6 @@ ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,
                          const ClusterDriverOptions& options) {
     Driver driver(arrivals, options);
     return driver.run();
-}
-
-double node_metric(const std::string& admin, const std::string& sample) {
-    auto parts = mesh::split_host_port(admin);
-    if (!parts) {
-        return -1;
-    }
-    try {
-        asio::io_context context;
-        asio::ip::tcp::socket socket(context);
-        socket.connect({asio::ip::make_address(parts->first), parts->second});
-        const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + admin + "\r\n\r\n";
-        asio::write(socket, asio::buffer(request));
-        std::string response;
-        std::error_code error;
-        asio::read(socket, asio::dynamic_buffer(response, 4 * 1024 * 1024), error);
-        std::istringstream lines(response);
-        std::string line;
-        const std::string key = sample + " ";
-        while (std::getline(lines, line)) {
-            if (line.starts_with(key)) {
-                return std::stod(line.substr(key.size()));
-            }
-        }
-    } catch (const std::exception&) {
-    }
-    return -1;
 }
 
 }  // namespace matchmesh::bench

@@ -29,8 +29,4 @@ struct ClusterRun {
 [[nodiscard]] ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,
                                        const ClusterDriverOptions& options);
 
-// GET /metrics from a node's metrics port: the value of the sample named `sample` (the metric
-// name with its labels, e.g. matchmesh_resident_bytes{kind="peak"}), or -1.
-[[nodiscard]] double node_metric(const std::string& admin, const std::string& sample);
-
 }  // namespace matchmesh::bench

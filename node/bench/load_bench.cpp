@@ -39,6 +39,7 @@
 #include "node/bench/outcomes.hpp"
 #include "node/bench/redis_baseline.hpp"
 #include "node/bench/trace.hpp"
+#include "node/metrics.hpp"
 
 namespace {
 
@@ -345,16 +346,22 @@ int main(int argc, char** argv) {
     if (options.backend == "cluster") {
         ClusterDriverOptions driver{options.nodes, options.value_name, options.token_secret,
                                     options.grace, options.shape.seed, !options.quiet};
-        // The nodes' CPU time is sampled each second: wait for a fresh sample before and after.
+        // The nodes' CPU time and frame counts are sampled each second: wait for a fresh sample
+        // before and after.
         const auto cpu_of = [&](const std::string& admin) {
-            return node_metric(admin, "matchmesh_cpu_seconds");
+            return node::read_metric(admin, "matchmesh_cpu_seconds");
+        };
+        const auto frames_of = [&](const std::string& admin) {
+            return node::read_metric(admin, R"(matchmesh_mesh_frames_total{direction="out"})");
         };
         std::map<std::string, double> cpu_before;
+        std::map<std::string, double> frames_before;
         if (!options.admins.empty()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1100));
         }
         for (const std::string& admin : options.admins) {
             cpu_before[admin] = cpu_of(admin);
+            frames_before[admin] = frames_of(admin);
         }
         ClusterRun run = drive_cluster(arrivals, driver);
         records = std::move(run.records);
@@ -364,8 +371,11 @@ int main(int argc, char** argv) {
         }
         auto nodes = nlohmann::json::object();
         double cpu_total = 0;
+        double frames_total = 0;
         for (const std::string& admin : options.admins) {
-            const double peak = node_metric(admin, R"(matchmesh_resident_bytes{kind="peak"})");
+            frames_total += std::max(0.0, frames_of(admin) - frames_before[admin]);
+            const double peak =
+                node::read_metric(admin, R"(matchmesh_resident_bytes{kind="peak"})");
             const double cpu = cpu_of(admin) - cpu_before[admin];
             cpu_total += std::max(0.0, cpu);
             nodes[admin] = {
@@ -376,6 +386,7 @@ int main(int argc, char** argv) {
         extra["nodes"] = nodes;
         if (!options.admins.empty()) {
             extra["server_cpu_s"] = std::round(cpu_total * 100) / 100;
+            extra["mesh_frames"] = frames_total;
         }
     } else if (options.backend == "redis") {
         RedisBaselineOptions redis{options.redis, options.redis_workers, options.grace};
@@ -409,6 +420,12 @@ int main(int argc, char** argv) {
                                                     report["matches"].get<double>() * 1000 * 1000) /
                                          1000;
     }
+    if (report.contains("mesh_frames") && report["matches"].get<double>() > 0) {
+        // Frames the nodes sent one another, per completed match: the protocol's cost.
+        report["mesh_frames_per_match"] =
+            std::round(report["mesh_frames"].get<double>() / report["matches"].get<double>() * 10) /
+            10;
+    }
     print_table(report, options.backend == "cluster" ? "matchmesh cluster"
                         : options.backend == "redis" ? "Redis baseline"
                                                      : "ideal matcher");
@@ -430,6 +447,10 @@ int main(int argc, char** argv) {
         std::printf("server CPU %.2f s: %.3f s per 1,000 matches\n",
                     report["server_cpu_s"].get<double>(),
                     report["cpu_s_per_1k_matches"].get<double>());
+    }
+    if (report.contains("mesh_frames_per_match")) {
+        std::printf("frames between nodes: %.1f per match\n",
+                    report["mesh_frames_per_match"].get<double>());
     }
     if (!options.json_path.empty()) {
         std::ofstream(options.json_path) << report.dump(2) << "\n";

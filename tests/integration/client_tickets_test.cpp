@@ -8,6 +8,7 @@
 
 #include <capnp/message.h>
 
+#include "node/metrics.hpp"
 #include "node/token.hpp"
 #include "raw_connection.hpp"
 #include "tests/integration/hostile.capnp.h"
@@ -145,6 +146,37 @@ TEST_CASE_FIXTURE(ThreeNodes,
     CHECK(silent_for(alice, quiet));
     CHECK(silent_for(bob, quiet));
     check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: each node's metrics count its tickets and the "
+                  "frames it exchanged with the other nodes") {
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    REQUIRE(describe(start_ticket(alice, duel, 1000)) == "ok");
+    wait_for_rooms(b, "duel", 1000);
+    REQUIRE(describe(start_ticket(bob, duel, 1005)) == "ok");
+    (void)expect_push(alice, PushKind::success, push_wait);
+    (void)expect_push(bob, PushKind::success, push_wait);
+
+    // Metrics follow the node's counters once a second.
+    const std::string& admin_a = cluster.node(0).admin_address();
+    const std::string& admin_b = cluster.node(1).admin_address();
+    CHECK(eventually(
+        [&] {
+            return node::read_metric(admin_a, R"(matchmesh_tickets_total{event="completed"})") == 1;
+        },
+        push_wait));
+    CHECK(eventually(
+        [&] {
+            return node::read_metric(admin_b, R"(matchmesh_tickets_total{event="started"})") == 1;
+        },
+        push_wait));
+    for (const std::string& admin : {admin_a, admin_b}) {
+        CHECK(node::read_metric(admin, R"(matchmesh_mesh_frames_total{direction="out"})") > 0);
+        CHECK(node::read_metric(admin, R"(matchmesh_mesh_frames_total{direction="in"})") > 0);
+    }
+    CHECK(node::read_metric(admin_a, "matchmesh_no_such_metric") == -1);
 }
 
 TEST_CASE_FIXTURE(ThreeNodes,

@@ -150,7 +150,8 @@ NodeProcess::NodeProcess(NodeProcess&& other) noexcept
       stdout_path_(std::move(other.stdout_path_)),
       log_path_(std::move(other.log_path_)),
       mesh_address_(std::move(other.mesh_address_)),
-      client_address_(std::move(other.client_address_)) {}
+      client_address_(std::move(other.client_address_)),
+      admin_address_(std::move(other.admin_address_)) {}
 
 NodeProcess::~NodeProcess() {
     if (pid_ > 0) {
