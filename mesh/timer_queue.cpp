@@ -2,10 +2,10 @@
 
 namespace matchmesh::mesh {
 
-TimerId TimerQueue::add(Time deadline, std::function<void()> task) {
+TimerId TimerQueue::add(Time deadline, std::function<void()> task, std::uint32_t tag) {
     const TimerId id = next_id_++;
     tasks_.emplace(id, std::move(task));
-    order_.push(Entry{deadline, id});
+    order_.push(Entry{deadline, id, tag});
     return id;
 }
 
@@ -27,17 +27,17 @@ std::optional<Time> TimerQueue::next_deadline() {
     return order_.top().deadline;
 }
 
-std::optional<std::function<void()>> TimerQueue::pop_due(Time now) {
+std::optional<TimerQueue::Due> TimerQueue::pop_due(Time now) {
     drop_cancelled();
     if (order_.empty() || order_.top().deadline > now) {
         return std::nullopt;
     }
-    const TimerId id = order_.top().id;
+    const Entry entry = order_.top();
     order_.pop();
-    auto found = tasks_.find(id);
-    std::function<void()> task = std::move(found->second);
+    auto found = tasks_.find(entry.id);
+    Due due{std::move(found->second), entry.tag};
     tasks_.erase(found);
-    return task;
+    return due;
 }
 
 }  // namespace matchmesh::mesh

@@ -4,6 +4,7 @@
 //
 // Owned by a scheduler; single-threaded. Cancelling is O(1) (the entry is skipped when reached).
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <queue>
@@ -16,14 +17,20 @@ namespace matchmesh::mesh {
 
 class TimerQueue {
 public:
-    TimerId add(Time deadline, std::function<void()> task);
+    // `tag` is the owner's own word on the task, handed back when it is due (the simulation
+    // records which node's timer ran without wrapping every task in another closure).
+    TimerId add(Time deadline, std::function<void()> task, std::uint32_t tag = 0);
     bool cancel(TimerId timer);
 
     // The earliest pending deadline.
     [[nodiscard]] std::optional<Time> next_deadline();
 
+    struct Due {
+        std::function<void()> task;
+        std::uint32_t tag = 0;
+    };
     // Removes and returns the earliest task due at or before `now`, if any.
-    [[nodiscard]] std::optional<std::function<void()>> pop_due(Time now);
+    [[nodiscard]] std::optional<Due> pop_due(Time now);
 
     [[nodiscard]] std::size_t size() const { return tasks_.size(); }
 
@@ -31,6 +38,7 @@ private:
     struct Entry {
         Time deadline;
         TimerId id;
+        std::uint32_t tag = 0;
         bool operator>(const Entry& other) const {
             return deadline != other.deadline ? deadline > other.deadline : id > other.id;
         }

@@ -63,11 +63,11 @@ void AsioScheduler::run_due() {
     // Only what is due now: tasks scheduled by these tasks run on a later turn of the loop.
     std::size_t budget = queue_.size();
     while (budget-- > 0) {
-        auto task = queue_.pop_due(now);
-        if (!task) {
+        auto due = queue_.pop_due(now);
+        if (!due) {
             break;
         }
-        (*task)();
+        due->task();
     }
     if (!armed_for_) {
         arm();

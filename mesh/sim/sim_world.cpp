@@ -14,11 +14,7 @@ public:
     [[nodiscard]] Time now() const override { return world_.now(); }
     TimerId run_after(Duration delay, std::function<void()> task) override {
         const Time at = world_.now() + std::max(delay, Duration(0));
-        const std::size_t index = node_.index();
-        return world_.schedule(at, [this, index, task = std::move(task)] {
-            world_.log(1, index, 0);
-            task();
-        });
+        return world_.schedule(at, std::move(task), node_.index());
     }
     bool cancel(TimerId timer) override { return world_.cancel(timer); }
 
@@ -185,8 +181,10 @@ void SimWorld::heal() {
     blocked_.clear();
 }
 
-TimerId SimWorld::schedule(Time at, std::function<void()> task) {
-    return events_.add(std::max(at, now_), std::move(task));
+TimerId SimWorld::schedule(Time at, std::function<void()> task,
+                           std::optional<std::size_t> timer_of) {
+    return events_.add(std::max(at, now_), std::move(task),
+                       timer_of ? static_cast<std::uint32_t>(*timer_of + 1) : 0);
 }
 
 void SimWorld::transmit(SimNode& from, std::size_t to_index, Frame frame) {
@@ -234,9 +232,12 @@ void SimWorld::run_until(Time until) {
             break;
         }
         now_ = std::max(now_, *next);
-        auto task = events_.pop_due(now_);
-        MM_ASSERT(task.has_value());
-        (*task)();
+        auto due = events_.pop_due(now_);
+        MM_ASSERT(due.has_value());
+        if (due->tag != 0) {  // a node's timer
+            log(1, due->tag - 1, 0);
+        }
+        due->task();
     }
     now_ = std::max(now_, until);
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <random>
 #include <set>
@@ -103,7 +104,9 @@ private:
 
     void start(SimNode& node);
     void stop(SimNode& node);
-    TimerId schedule(Time at, std::function<void()> task);
+    // An event of the world, or with `timer_of`, a timer of the node with that index.
+    TimerId schedule(Time at, std::function<void()> task,
+                     std::optional<std::size_t> timer_of = std::nullopt);
     bool cancel(TimerId timer) { return events_.cancel(timer); }
     void transmit(SimNode& from, std::size_t to_index, Frame frame);
     void log(std::uint64_t a, std::uint64_t b, std::uint64_t c);
