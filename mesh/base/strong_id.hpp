@@ -1,7 +1,15 @@
 #pragma once
 // Strong string identifiers: a NodeId cannot be passed where a UserId is expected.
+//
+// An ID is immutable and its text is shared: a copy is one pointer and a reference count, not a
+// new string. A waiting ticket's ID sits in a dozen records (its ticket, its room, the owner's
+// entries, the members' participations), and user and node IDs in as many; shared, each extra
+// copy costs 8 bytes instead of a 32-byte string and, for IDs past 15 characters, a heap block
+// of its own. The count is atomic, so an ID may be copied on any thread.
 
+#include <atomic>
 #include <compare>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -9,22 +17,59 @@
 
 namespace matchmesh {
 
+namespace detail {
+
+// The text of an ID and how many IDs refer to it.
+struct SharedText {
+    explicit SharedText(std::string value) : text(std::move(value)) {}
+    std::atomic<std::size_t> references{1};
+    const std::string text;
+};
+
+}  // namespace detail
+
 template <typename Tag>
 class StrongId {
 public:
     StrongId() = default;
-    explicit StrongId(std::string value) : value_(std::move(value)) {}
-    explicit StrongId(std::string_view value) : value_(value) {}
-    explicit StrongId(const char* value) : value_(value) {}
+    explicit StrongId(std::string value)
+        : shared_(value.empty() ? nullptr : new detail::SharedText(std::move(value))) {}
+    explicit StrongId(std::string_view value) : StrongId(std::string(value)) {}
+    explicit StrongId(const char* value) : StrongId(std::string(value)) {}
 
-    [[nodiscard]] const std::string& str() const { return value_; }
-    [[nodiscard]] bool empty() const { return value_.empty(); }
+    StrongId(const StrongId& other) noexcept : shared_(other.shared_) {
+        if (shared_ != nullptr) {
+            shared_->references.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    StrongId(StrongId&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
+    StrongId& operator=(StrongId other) noexcept {
+        std::swap(shared_, other.shared_);
+        return *this;
+    }
+    ~StrongId() {
+        if (shared_ != nullptr &&
+            shared_->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            delete shared_;
+        }
+    }
 
-    friend auto operator<=>(const StrongId&, const StrongId&) = default;
-    friend bool operator==(const StrongId&, const StrongId&) = default;
+    [[nodiscard]] const std::string& str() const {
+        static const std::string none;
+        return shared_ == nullptr ? none : shared_->text;
+    }
+    [[nodiscard]] bool empty() const { return shared_ == nullptr; }
+
+    friend std::strong_ordering operator<=>(const StrongId& left, const StrongId& right) {
+        return left.shared_ == right.shared_ ? std::strong_ordering::equal
+                                             : left.str() <=> right.str();
+    }
+    friend bool operator==(const StrongId& left, const StrongId& right) {
+        return left.shared_ == right.shared_ || left.str() == right.str();
+    }
 
 private:
-    std::string value_;
+    detail::SharedText* shared_ = nullptr;
 };
 
 using NodeId = StrongId<struct NodeIdTag>;
