@@ -336,8 +336,8 @@ void Node::dump_text(std::ostream& out) {
         for (const auto& member : room.members) {
             names += (names.empty() ? "" : ",") + member.user->id.str();
         }
-        out << fmt::format("  {} type {} {} {}/{} [{}]\n", id, room.type, phase_name(room.state),
-                           room.members.size(), room.max_members, names);
+        out << fmt::format("  {} type {} {} {}/{} [{}]\n", id.str(), room.type,
+                           phase_name(room.state), room.members.size(), room.max_members, names);
     }
     out << fmt::format("items ({}):\n", matching_->local_items().size());
     matching::dump_text(matching_->local_items(), scheduler_.now(), out);
@@ -360,7 +360,7 @@ nlohmann::json Node::dump_json() {
                                     {"home", member.user->home.str()},
                                     {"ticket", member.ticket_id.str()}});
         }
-        rooms.push_back({{"id", id},
+        rooms.push_back({{"id", id.str()},
                          {"type", room.type},
                          {"state", phase_name(room.state)},
                          {"owner", room.owner.str()},

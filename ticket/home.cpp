@@ -27,7 +27,12 @@ PushKind user_kind(WireKind kind) {
 
 const User* TicketService::local_user(const UserId& id) const {
     auto found = users_.find(id);
-    return found == users_.end() ? nullptr : &found->second;
+    return found == users_.end() ? nullptr : found->second.get();
+}
+
+SharedUser TicketService::shared_user(const UserId& id) const {
+    auto found = users_.find(id);
+    return found == users_.end() ? nullptr : found->second;
 }
 
 void TicketService::deliver(const NodeId& home, PushEnvelope push) {
@@ -46,7 +51,7 @@ void TicketService::deliver(const NodeId& home, PushEnvelope push) {
 void TicketService::deliver_locally(const PushEnvelope& push) {
     ++counters_.pushes_delivered;
     sink_.push(push.user, PushMessage{push.ticket_type, user_kind(push.kind), push.ver, push.cmd,
-                                      push.message, push.ticket_id, push.room_id});
+                                      push.message, push.ticket_id, push.room_id.str()});
 }
 
 void TicketService::receive_push(const PushEnvelope& push) {
@@ -73,7 +78,8 @@ void TicketService::receive_push(const PushEnvelope& push) {
         case WireKind::placed:
             if (!participation.completed) {
                 participation.room_id = push.room_id;
-                participation.room_node = node_of(push.room_id).value_or(participation.room_node);
+                participation.room_node =
+                    node_of(push.room_id.str()).value_or(participation.room_node);
             }
             return;
         case WireKind::success:
@@ -87,7 +93,8 @@ void TicketService::receive_push(const PushEnvelope& push) {
             if (push.kind == WireKind::success) {
                 participation.completed = true;
                 participation.room_id = push.room_id;
-                participation.room_node = node_of(push.room_id).value_or(participation.room_node);
+                participation.room_node =
+                    node_of(push.room_id.str()).value_or(participation.room_node);
                 return;
             }
             participations_.erase(found);
@@ -235,8 +242,7 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
                     Errc::party_unavailable,
                     fmt::format("party member '{}' is busy with this ticket type", user_id.str())};
             } else {
-                participations_[{user_id, type}] =
-                    Participation{id, id.str(), network_.self().id, false};
+                participations_[{user_id, type}] = Participation{id, id, network_.self().id, false};
                 state->claimed.push_back(*local);
             }
             continue;
@@ -316,7 +322,7 @@ void TicketService::on_node_gone(const NodeId& node) {
         cancel_participation(key.first, key.second, cancel_reason_room_gone);
     }
     // Rooms held here with members connected there: those members left.
-    std::vector<std::pair<std::string, TicketId>> parties;
+    std::vector<std::pair<TicketId, TicketId>> parties;
     for (const auto& [room_id, room] : rooms_) {
         for (const Member& member : room.members) {
             if (member.user->home == node) {
@@ -338,7 +344,7 @@ void TicketService::on_node_gone(const NodeId& node) {
                                                      user->id,
                                                      it->second.type,
                                                      it->first,
-                                                     it->first.str(),
+                                                     it->first,
                                                      UserId(),
                                                      WireKind::cancel,
                                                      push_ver,
@@ -363,9 +369,7 @@ void TicketService::reset_everything() {
         cancel_participation(key.first, key.second, cancel_reason_rejoined);
     }
     for (auto& [id, ticket] : tickets_) {
-        scheduler_.cancel(ticket.search_timer);
-        scheduler_.cancel(ticket.refresh_timer);
-        scheduler_.cancel(ticket.deadline_timer);
+        scheduler_.cancel(ticket.timer);
     }
     tickets_.clear();
     rooms_.clear();

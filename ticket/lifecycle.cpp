@@ -13,8 +13,8 @@ namespace {
 
 // The unique ID of a waiting ticket's item under its i-th tag: one room, one item per tag. The
 // item carries no value: searchers read the room from its ID.
-std::string item_id(const std::string& room_id, std::size_t tag_index) {
-    return fmt::format("{}#{}", room_id, tag_index);
+std::string item_id(const TicketId& room_id, std::size_t tag_index) {
+    return fmt::format("{}#{}", room_id.str(), tag_index);
 }
 
 std::string_view room_of_item(std::string_view item_id) {
@@ -37,8 +37,23 @@ const OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) co
                : &tickets_.at(found->second.ticket);
 }
 
-Holder TicketService::holder_of(const TicketParams& params) const {
+Holder TicketService::holder_of(const TicketSettings& params) const {
     return Holder{params.add_properties, params.search_properties, params.application_data};
+}
+
+TicketSettings TicketService::settle(TicketParams params) {
+    auto names = std::make_shared<const TicketNames>(
+        TicketNames{add_profiles(params), search_profiles(params), tags_of(params)});
+    return TicketSettings{*names_.insert(std::move(names)).first,
+                          std::move(params.add_properties),
+                          std::move(params.search_properties),
+                          std::move(params.application_data),
+                          params.search_interval,
+                          params.timeout_extension_on_match_join,
+                          params.max_members,
+                          params.search_tries,
+                          params.empty_searches,
+                          params.how_many};
 }
 
 Holder TicketService::owner_holder(const Room& room) const {
@@ -47,14 +62,15 @@ Holder TicketService::owner_holder(const Room& room) const {
                                                             : room.extras().ticket_properties.owner;
 }
 
-Result<OwnedTicket*> TicketService::create_ticket(TicketType type, const User& owner,
+Result<OwnedTicket*> TicketService::create_ticket(TicketType type, SharedUser owner,
                                                   std::vector<User> party, TicketId id) {
+    MM_ASSERT(owner != nullptr);
     if (tickets_.size() >= options_.tickets_max) {
         return fail(Errc::unavailable,
                     fmt::format("this node holds {} tickets, its limit", tickets_.size()));
     }
     const Callbacks* handlers = callbacks(type);
-    std::optional<TicketParams> params = handlers->on_issue_ticket(owner);
+    std::optional<TicketParams> params = handlers->on_issue_ticket(*owner);
     if (!params) {
         return fail(Errc::failed_to_create, "OnIssueTicket gave no ticket parameters");
     }
@@ -64,32 +80,24 @@ Result<OwnedTicket*> TicketService::create_ticket(TicketType type, const User& o
     }
     OwnedTicket ticket;
     ticket.id = id;
-    ticket.room_id = ticket.id.str();
+    ticket.room_id = ticket.id;
     ticket.type = type;
-    ticket.owner = owner.id;
-    ticket.party.push_back(std::make_shared<const User>(owner));
+    ticket.party.push_back(std::move(owner));
     for (User& member : party) {
         ticket.party.push_back(std::make_shared<const User>(std::move(member)));
     }
-    ticket.params = std::move(*params);
-    ticket.deadline = scheduler_.now() + ticket.params.ticket_duration;
+    ticket.deadline = scheduler_.now() + params->ticket_duration;
+    ticket.params = settle(std::move(*params));
     OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
-    by_owner_[{owner.id, type}].ticket = id;
+    by_owner_[{stored.owner(), type}].ticket = id;
     Room& room = open_room(stored);
     for (const SharedUser& user : stored.party) {
         if (user->home == network_.self().id) {
-            participations_[{user->id, type}] =
-                Participation{id, id.str(), network_.self().id, false};
+            participations_[{user->id, type}] = Participation{id, id, network_.self().id, false};
         } else {  // claimed at its home earlier: now the ticket exists
             push_to_member(room, Member{user, id}, WireKind::placed, 0, 0, {});
         }
     }
-    stored.deadline_timer =
-        scheduler_.run_after(stored.params.ticket_duration, [this, alive = alive_, id] {
-            if (*alive) {
-                on_deadline(id);
-            }
-        });
     ++counters_.started;
     if (stored.params.search_tries == 0) {
         start_waiting(stored);
@@ -99,13 +107,39 @@ Result<OwnedTicket*> TicketService::create_ticket(TicketType type, const User& o
     return &stored;
 }
 
+void TicketService::arm(OwnedTicket& ticket) {
+    scheduler_.cancel(ticket.timer);
+    const Time at = std::min(ticket.next_step, ticket.deadline);
+    // Every end of a ticket, and the service's, cancels this timer: it needs no liveness guard
+    // (and so stays small enough for one heap block less per waiting ticket).
+    ticket.timer =
+        scheduler_.run_after(at - scheduler_.now(), [this, id = ticket.id] { wake(id); });
+}
+
+void TicketService::wake(const TicketId& id) {
+    auto found = tickets_.find(id);
+    if (found == tickets_.end()) {
+        return;
+    }
+    OwnedTicket& ticket = found->second;
+    ticket.timer = 0;
+    if (scheduler_.now() >= ticket.deadline) {
+        on_deadline(id);
+        return;
+    }
+    // While a search is out, no timer is set: its answer leads to a join, the next search or
+    // waiting, each of which looks at the deadline again (see try_next_candidate).
+    ticket.next_step = Time::max();
+    if (ticket.phase == TicketPhase::searching) {
+        run_search(id);
+    } else {
+        refresh_items(id);
+    }
+}
+
 void TicketService::schedule_search(OwnedTicket& ticket, Duration delay) {
-    const TicketId id = ticket.id;
-    ticket.search_timer = scheduler_.run_after(delay, [this, alive = alive_, id] {
-        if (*alive) {
-            run_search(id);
-        }
-    });
+    ticket.next_step = scheduler_.now() + delay;
+    arm(ticket);
 }
 
 void TicketService::run_search(const TicketId& id) {
@@ -116,10 +150,10 @@ void TicketService::run_search(const TicketId& id) {
     }
     OwnedTicket& ticket = found->second;
     ++counters_.searches;
-    const auto tags = tags_of(ticket.params);
     auto started = matching_.search_with_range_with_tags(
-        search_profiles(ticket.params), tags, ticket.params.search_properties,
-        ticket.params.how_many, [this, alive = alive_, id](matching::SearchOutcome outcome) {
+        ticket.params.names->search_profiles, ticket.params.names->tags,
+        ticket.params.search_properties, ticket.params.how_many,
+        [this, alive = alive_, id](matching::SearchOutcome outcome) {
             if (*alive) {
                 on_search_results(id, std::move(outcome));
             }
@@ -140,10 +174,11 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
     for (const matching::Found& item : outcome.items) {
         const std::string_view room_id = room_of_item(item.unique_id);
         auto node = node_of(room_id);
-        const bool seen = std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
-                                      [&](const Candidate& c) { return c.room_id == room_id; });
-        if (node && room_id != ticket.room_id && !seen) {
-            ticket.candidates.push_back(Candidate{std::string(room_id), *node});
+        const bool seen =
+            std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
+                        [&](const Candidate& c) { return c.room_id.str() == room_id; });
+        if (node && room_id != ticket.room_id.str() && !seen) {
+            ticket.candidates.push_back(Candidate{TicketId(room_id), *node});
         }
     }
     if (ticket.candidates.empty()) {
@@ -153,6 +188,10 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
 }
 
 void TicketService::try_next_candidate(OwnedTicket& ticket) {
+    if (scheduler_.now() >= ticket.deadline) {  // it passed while a search or join was out
+        on_deadline(ticket.id);
+        return;
+    }
     if (ticket.next_candidate < ticket.candidates.size()) {
         const Candidate& candidate = ticket.candidates[ticket.next_candidate++];
         ticket.joining = std::make_unique<JoinAttempt>(
@@ -239,7 +278,7 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
     ++counters_.joins_accepted;
     if (ticket.cancel_requested) {
         courier_.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
-                         encode(LeaveMessage{joined.room_id, ticket.owner, ticket.type}),
+                         encode(LeaveMessage{joined.room_id, ticket.owner(), ticket.type}),
                          [](auto) {});
     }
     for (const SharedUser& user : ticket.party) {
@@ -253,7 +292,7 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
                                  scheduler_.now() + options_.matched_memory};
     ticket.phase = TicketPhase::matched;
     finish_ticket(ticket);
-    delete_room(id.str());
+    delete_room(id);
     tickets_.erase(id);
 }
 
@@ -275,9 +314,9 @@ void TicketService::refresh_items(const TicketId& id) {
     const auto ttl = std::clamp(
         std::chrono::duration_cast<std::chrono::seconds>(remaining) + std::chrono::seconds(1),
         std::chrono::seconds(1), options_.item_ttl_max);
-    const auto tags = tags_of(ticket.params);
+    const auto& tags = ticket.params.names->tags;
     for (std::size_t t = 0; t < tags.size(); ++t) {
-        for (const std::string& profile : add_profiles(ticket.params)) {
+        for (const std::string& profile : ticket.params.names->add_profiles) {
             // Fails only when no node stores items right now; the next refresh tries again.
             (void)matching_.add(profile, item_id(ticket.room_id, t), tags[t],
                                 ticket.params.add_properties, {}, ttl);
@@ -286,11 +325,8 @@ void TicketService::refresh_items(const TicketId& id) {
     // Refresh at half the TTL, so the items never lapse while the ticket waits.
     const Duration half =
         std::chrono::duration_cast<Duration>(ttl) / 2;  // not whole seconds: 1 s / 2
-    ticket.refresh_timer = scheduler_.run_after(half, [this, alive = alive_, id] {
-        if (*alive) {
-            refresh_items(id);
-        }
-    });
+    ticket.next_step = scheduler_.now() + half;
+    arm(ticket);
 }
 
 void TicketService::remove_items(const OwnedTicket& ticket) {
@@ -298,10 +334,10 @@ void TicketService::remove_items(const OwnedTicket& ticket) {
         return;
     }
     std::vector<std::string> ids;
-    for (std::size_t t = 0; t < tags_of(ticket.params).size(); ++t) {
+    for (std::size_t t = 0; t < ticket.params.names->tags.size(); ++t) {
         ids.push_back(item_id(ticket.room_id, t));
     }
-    for (const std::string& profile : add_profiles(ticket.params)) {
+    for (const std::string& profile : ticket.params.names->add_profiles) {
         (void)matching_.remove(profile, ids);
     }
 }
@@ -321,11 +357,9 @@ void TicketService::on_deadline(const TicketId& id) {
 }
 
 void TicketService::finish_ticket(OwnedTicket& ticket) {
-    scheduler_.cancel(ticket.search_timer);
-    scheduler_.cancel(ticket.refresh_timer);
-    scheduler_.cancel(ticket.deadline_timer);
+    scheduler_.cancel(ticket.timer);
     remove_items(ticket);
-    if (auto by_owner = by_owner_.find({ticket.owner, ticket.type});
+    if (auto by_owner = by_owner_.find({ticket.owner(), ticket.type});
         by_owner != by_owner_.end() && by_owner->second.ticket == ticket.id) {
         by_owner->second.ticket = TicketId();
         if (by_owner->second.room.empty()) {
@@ -349,7 +383,7 @@ void TicketService::end_ticket(const TicketId& id, PushKind outcome) {
         ticket.expired = ticket.expired || outcome == PushKind::timeout;
         return;
     }
-    const std::string room_id = ticket.room_id;
+    const TicketId room_id = ticket.room_id;
     const bool backfill = ticket.backfill;
     if (auto room = rooms_.find(room_id);
         outcome == PushKind::success && !backfill && room != rooms_.end()) {

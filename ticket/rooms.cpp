@@ -13,12 +13,12 @@ Room& TicketService::open_room(const OwnedTicket& ticket) {
     room.id = ticket.room_id;
     room.live_ticket = ticket.id;
     room.type = ticket.type;
-    room.owner = ticket.owner;
+    room.owner = ticket.owner();
     room.max_members = ticket.params.max_members;
     for (const SharedUser& user : ticket.party) {
         room.members.push_back(Member{user, ticket.id});
     }
-    by_owner_[{ticket.owner, ticket.type}].room = room.id;
+    by_owner_[{ticket.owner(), ticket.type}].room = room.id;
     return rooms_.emplace(room.id, std::move(room)).first->second;
 }
 
@@ -49,7 +49,7 @@ std::vector<UserId> TicketService::member_ids(const Room& room) const {
 }
 
 TicketView TicketService::view_of(const Room& room, bool finished) const {
-    return TicketView{room.live_ticket, room.type, room.id, finished};
+    return TicketView{room.live_ticket, room.type, room.id.str(), finished};
 }
 
 std::size_t TicketService::seats_taken(const Room& room, Time now) const {
@@ -72,7 +72,7 @@ std::size_t TicketService::stale_reservations() const {
     return stale;
 }
 
-void TicketService::expire_reservations(const std::string& room_id) {
+void TicketService::expire_reservations(const TicketId& room_id) {
     auto room = rooms_.find(room_id);
     if (room == rooms_.end()) {
         return;
@@ -83,7 +83,7 @@ void TicketService::expire_reservations(const std::string& room_id) {
 }
 
 std::string TicketService::next_push_id(Room& room) {
-    return fmt::format("{}:{}", room.id, room.next_push++);
+    return fmt::format("{}:{}", room.id.str(), room.next_push++);
 }
 
 void TicketService::push_to_member(Room& room, const Member& member, WireKind kind,
@@ -143,7 +143,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         return refuse("the room is full");
     }
     const Callbacks* handlers = callbacks(room.type);
-    const std::string room_id = room.id;
+    const TicketId room_id = room.id;
     const UserId owner_id = room.owner;
     if (handlers != nullptr && handlers->allow_match_if) {
         TicketProperties properties{owner_holder(room), {{join.party.front()->id, join.holder}}};
@@ -178,13 +178,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         const auto extension = ticket->second.params.timeout_extension_on_match_join;
         if (extension.count() > 0) {
             ticket->second.deadline += extension;
-            scheduler_.cancel(ticket->second.deadline_timer);
-            ticket->second.deadline_timer =
-                scheduler_.run_after(ticket->second.deadline - now, [this, alive = alive_, live] {
-                    if (*alive) {
-                        on_deadline(live);
-                    }
-                });
+            arm(ticket->second);
         }
     }
     if (backfill) {  // the room already completed: a late joiner completes at once
@@ -222,7 +216,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
             }
         }
         if (handlers->on_ticket_match &&
-            handlers->on_ticket_match(view, joined, local_user(owner_id), room_id, members)) {
+            handlers->on_ticket_match(view, joined, local_user(owner_id), room_id.str(), members)) {
             complete = true;
         }
     }
@@ -238,7 +232,7 @@ void TicketService::complete_room(Room& room) {
     room.edit_extras().reservations.clear();
     Bytes message;
     const Callbacks* handlers = callbacks(room.type);
-    const std::string room_id = room.id;
+    const TicketId room_id = room.id;
     if (handlers != nullptr && handlers->on_ticket_complete) {
         message =
             handlers->on_ticket_complete(room.extras().ticket_properties, local_user(room.owner));
@@ -248,7 +242,7 @@ void TicketService::complete_room(Room& room) {
     }
 }
 
-void TicketService::close_room(const std::string& room_id, PushKind outcome) {
+void TicketService::close_room(const TicketId& room_id, PushKind outcome) {
     auto found = rooms_.find(room_id);
     if (found == rooms_.end()) {
         return;
@@ -259,7 +253,7 @@ void TicketService::close_room(const std::string& room_id, PushKind outcome) {
     delete_room(room_id);
 }
 
-void TicketService::delete_room(const std::string& room_id) {
+void TicketService::delete_room(const TicketId& room_id) {
     auto found = rooms_.find(room_id);
     if (found == rooms_.end()) {
         return;
@@ -268,7 +262,7 @@ void TicketService::delete_room(const std::string& room_id) {
     rooms_.erase(found);
     if (auto by_owner = by_owner_.find({room.owner, room.type});
         by_owner != by_owner_.end() && by_owner->second.room == room_id) {
-        by_owner->second.room.clear();
+        by_owner->second.room = {};
         if (by_owner->second.ticket.empty()) {
             by_owner_.erase(by_owner);
         }
@@ -278,7 +272,7 @@ void TicketService::delete_room(const std::string& room_id) {
         push_to_members(room, WireKind::room_closed, 0, 0, {});
     }
     for (const auto& callback : room.extras().on_deleted) {
-        callback(room_id);
+        callback(room_id.str());
     }
 }
 
@@ -290,7 +284,7 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
         return false;
     }
     const bool live = room.state == RoomState::searching || room.state == RoomState::waiting;
-    if (party.str() == room.id && live) {  // the owner's party leaves its live ticket: canceled
+    if (party == room.id && live) {  // the owner's party leaves its live ticket: canceled
         end_ticket(room.live_ticket, PushKind::cancel);
         return true;
     }
@@ -310,8 +304,8 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
             push_to_member(room, member, WireKind::room_closed, 0, 0, {});
         }
     }
-    const std::string room_id = room.id;
-    if (party.str() == room.id) {  // the owner left a completed room: it goes away
+    const TicketId room_id = room.id;
+    if (party == room.id) {  // the owner left a completed room: it goes away
         delete_room(room_id);
         return true;
     }
@@ -322,10 +316,10 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
     const TicketView view = view_of(room, !live);
     const auto on_left = room.extras().on_left;
     if (handlers != nullptr && handlers->member_leave) {
-        handlers->member_leave(view, left, local_user(owner), room_id, members);
+        handlers->member_leave(view, left, local_user(owner), room_id.str(), members);
     }
     for (const auto& callback : on_left) {
-        callback(room_id, left);
+        callback(room_id.str(), left);
     }
     if (announce_leave && handlers != nullptr && handlers->member_leave_announce) {
         auto announcement = handlers->member_leave_announce(view, left, local_user(owner), members);

@@ -61,6 +61,7 @@ void TicketService::sweep() {
         seen_pushes_.erase(seen_order_.front().second);
         seen_order_.pop_front();
     }
+    std::erase_if(names_, [](const auto& names) { return names.use_count() == 1; });
     sweep_timer_ = scheduler_.run_after(Duration(5000), [this, alive = alive_] {
         if (*alive) {
             sweep();
@@ -73,9 +74,7 @@ TicketService::~TicketService() {
     scheduler_.cancel(sweep_timer_);
     scheduler_.cancel(announce_timer_);
     for (auto& [id, ticket] : tickets_) {
-        scheduler_.cancel(ticket.search_timer);
-        scheduler_.cancel(ticket.refresh_timer);
-        scheduler_.cancel(ticket.deadline_timer);
+        scheduler_.cancel(ticket.timer);
     }
 }
 
@@ -113,7 +112,8 @@ void TicketService::connect_user(User user) {
                 }
             });
     }
-    users_[user.id] = std::move(user);
+    const UserId id = user.id;
+    users_[id] = std::make_shared<const User>(std::move(user));
 }
 
 void TicketService::announce_sessions() {
@@ -136,9 +136,12 @@ bool TicketService::set_user_data(const UserId& user, const matching::ValueMap& 
     if (found == users_.end()) {
         return false;
     }
+    // A new snapshot: rooms the user joined keep the data it had then.
+    auto updated = std::make_shared<User>(*found->second);
     for (const auto& [key, value] : values) {
-        found->second.data[key] = value;
+        updated->data[key] = value;
     }
+    found->second = std::move(updated);
     return true;
 }
 
@@ -158,8 +161,8 @@ void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
         if (local == users_.end()) {
             continue;
         }
-        const bool newer = session.epoch > local->second.epoch ||
-                           (session.epoch == local->second.epoch && from > network_.self().id);
+        const bool newer = session.epoch > local->second->epoch ||
+                           (session.epoch == local->second->epoch && from > network_.self().id);
         if (newer) {
             disconnect_user(session.user);
             if (options_.on_superseded) {
@@ -229,7 +232,7 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
         return;
     }
     if (party.empty()) {
-        auto created = create_ticket(type, *user, {}, next_ticket_id());
+        auto created = create_ticket(type, shared_user(owner), {}, next_ticket_id());
         done(created ? Result<void>{} : std::unexpected(created.error()));
         return;
     }
@@ -250,7 +253,7 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
                                      : std::unexpected(claimed.error()));
                         return;
                     }
-                    auto created = create_ticket(type, *still, *claimed, claim_id);
+                    auto created = create_ticket(type, shared_user(owner), *claimed, claim_id);
                     if (!created) {
                         release_claims(claim_id, type, party);
                         done(std::unexpected(created.error()));
@@ -340,7 +343,7 @@ void TicketService::kickout_from_ticket(TicketType type, const UserId& owner, co
     }
     auto member = std::find_if(room->members.begin(), room->members.end(),
                                [&](const Member& m) { return m.user->id == target; });
-    if (member == room->members.end() || member->ticket_id.str() == room->id) {
+    if (member == room->members.end() || member->ticket_id == room->id) {
         done(fail(Errc::target_not_found,
                   fmt::format("'{}' is not a matched member", target.str())));
         return;
@@ -418,21 +421,14 @@ Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId&
     ticket.id = next_ticket_id();
     ticket.room_id = room->id;
     ticket.type = type;
-    ticket.owner = owner;
-    ticket.party.push_back(std::make_shared<const User>(*user));
-    ticket.params = std::move(*params);
+    ticket.party.push_back(shared_user(owner));
+    ticket.deadline = scheduler_.now() + params->ticket_duration;
+    ticket.params = settle(std::move(*params));
     ticket.backfill = true;
-    ticket.deadline = scheduler_.now() + ticket.params.ticket_duration;
     const TicketId id = ticket.id;
     room->live_ticket = id;
     OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
     by_owner_[{owner, type}].ticket = id;
-    stored.deadline_timer =
-        scheduler_.run_after(stored.params.ticket_duration, [this, alive = alive_, id] {
-            if (*alive) {
-                on_deadline(id);
-            }
-        });
     start_waiting(stored);
     return {};
 }
@@ -467,9 +463,10 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
         return;
     }
     const TicketId id = next_ticket_id();
-    participations_[{user, type}] = Participation{id, room_id, *node, false};
-    const JoinMessage join{fmt::format("{}/direct", id.str()),      room_id, type, id,
-                           {std::make_shared<const User>(*joiner)}, {},      false};
+    const TicketId room(room_id);
+    participations_[{user, type}] = Participation{id, room, *node, false};
+    const JoinMessage join{
+        fmt::format("{}/direct", id.str()), room, type, id, {shared_user(user)}, {}, false};
     auto conclude = [this, user, type, id, done = std::move(done)](Result<void> outcome) {
         if (!outcome) {
             auto found = participations_.find({user, type});
@@ -606,7 +603,7 @@ Result<void> TicketService::make_reservation(TicketType type, const UserId& owne
         return fail(Errc::join_refused, "no seat left to reserve");
     }
     room->edit_extras().reservations[user] = now + options_.reservation_ttl;
-    const std::string room_id = room->id;
+    const TicketId room_id = room->id;
     scheduler_.run_after(options_.reservation_ttl, [this, alive = alive_, room_id] {
         if (*alive) {
             expire_reservations(room_id);
@@ -689,7 +686,7 @@ bool TicketService::is_user_in_ticket_matchmaking(TicketType type, const UserId&
         return false;
     }
     const Participation& participation = found->second;
-    if (participation.completed || participation.room_id != participation.ticket_id.str()) {
+    if (participation.completed || participation.room_id != participation.ticket_id) {
         return true;  // in a completed room, or joined someone else's
     }
     const OwnedTicket* ticket = owned(type, user);
@@ -701,7 +698,7 @@ std::optional<TicketView> TicketService::find_ticket(TicketType type, const User
     if (ticket == nullptr) {
         return std::nullopt;
     }
-    return TicketView{ticket->id, ticket->type, ticket->room_id, false};
+    return TicketView{ticket->id, ticket->type, ticket->room_id.str(), false};
 }
 
 // --- messages from other nodes ---
@@ -780,7 +777,7 @@ void TicketService::on_claim(const NodeId& from, mesh::PayloadView payload,
     }
     // From now on the user is in that party's ticket: whatever ends it, the user hears of it.
     participations_[{claim->user, claim->ticket_type}] =
-        Participation{claim->ticket_id, claim->ticket_id.str(), from, false};
+        Participation{claim->ticket_id, claim->ticket_id, from, false};
     responder.reply(encode(ClaimReplyMessage{true, *user, {}}));
 }
 

@@ -155,7 +155,7 @@ public:
     [[nodiscard]] std::size_t remembered_count() const {
         return matched_.size() + accepted_attempts_.size() + seen_pushes_.size();
     }
-    [[nodiscard]] const std::map<std::string, Room>& rooms() const { return rooms_; }
+    [[nodiscard]] const std::map<TicketId, Room>& rooms() const { return rooms_; }
     [[nodiscard]] const Courier& courier() const { return courier_; }
     // Reservations past their expiry still held (should be none: they are freed on time).
     [[nodiscard]] std::size_t stale_reservations() const;
@@ -164,8 +164,11 @@ private:
     using Key = std::pair<UserId, TicketType>;
 
     // --- owner side (lifecycle.cpp): a ticket from start to end ---
-    [[nodiscard]] Result<OwnedTicket*> create_ticket(TicketType type, const User& owner,
+    [[nodiscard]] Result<OwnedTicket*> create_ticket(TicketType type, SharedUser owner,
                                                      std::vector<User> party, TicketId id);
+    // Sets the ticket's timer for its next step or its deadline, whichever comes first.
+    void arm(OwnedTicket& ticket);
+    void wake(const TicketId& id);
     void schedule_search(OwnedTicket& ticket, Duration delay);
     void run_search(const TicketId& id);
     void on_search_results(const TicketId& id, matching::SearchOutcome outcome);
@@ -183,7 +186,9 @@ private:
     void finish_ticket(OwnedTicket& ticket);
     [[nodiscard]] OwnedTicket* owned(TicketType type, const UserId& owner);
     [[nodiscard]] const OwnedTicket* owned(TicketType type, const UserId& owner) const;
-    [[nodiscard]] Holder holder_of(const TicketParams& params) const;
+    [[nodiscard]] Holder holder_of(const TicketSettings& params) const;
+    // Keeps a new ticket's parameters, its names shared with other tickets naming the same.
+    [[nodiscard]] TicketSettings settle(TicketParams params);
     // The room owner's holder: its running ticket's, or the room's copy once that finished.
     [[nodiscard]] Holder owner_holder(const Room& room) const;
 
@@ -193,11 +198,11 @@ private:
     [[nodiscard]] const Room* room_of_owner(TicketType type, const UserId& owner) const;
     [[nodiscard]] JoinReplyMessage accept_join(const JoinMessage& join);
     void complete_room(Room& room);
-    void close_room(const std::string& room_id, PushKind outcome);
-    void delete_room(const std::string& room_id);
+    void close_room(const TicketId& room_id, PushKind outcome);
+    void delete_room(const TicketId& room_id);
     bool remove_party(Room& room, const TicketId& party, PushKind push, bool announce);
     [[nodiscard]] std::size_t seats_taken(const Room& room, Time now) const;
-    void expire_reservations(const std::string& room_id);
+    void expire_reservations(const TicketId& room_id);
     [[nodiscard]] std::vector<UserId> member_ids(const Room& room) const;
     [[nodiscard]] TicketView view_of(const Room& room, bool finished) const;
     void push_to_members(Room& room, WireKind kind, std::uint8_t ver, std::uint16_t cmd,
@@ -237,6 +242,7 @@ private:
     [[nodiscard]] TicketId next_ticket_id();
     [[nodiscard]] std::string next_push_id(Room& room);
     [[nodiscard]] const User* local_user(const UserId& id) const;
+    [[nodiscard]] SharedUser shared_user(const UserId& id) const;
 
     mesh::Network& network_;
     mesh::Scheduler& scheduler_;
@@ -245,21 +251,31 @@ private:
     TicketServiceOptions options_;
     Courier courier_;
     std::map<TicketType, Callbacks> callbacks_;
-    std::unordered_map<UserId, User> users_;   // connected here
+    // Connected here: each user's current snapshot, shared by the tickets and rooms it joins
+    // until its data changes.
+    std::unordered_map<UserId, SharedUser> users_;
     std::map<TicketId, OwnedTicket> tickets_;  // owned here, in progress
-    std::map<std::string, Room> rooms_;        // held here
+    std::map<TicketId, Room> rooms_;           // held here, by ID (the owner's ticket ID)
     // Per owner and ticket type: its ticket in progress and its room, each empty when none.
     struct OwnerEntry {
         TicketId ticket;
-        std::string room;
+        TicketId room;
     };
     std::map<Key, OwnerEntry> by_owner_;
     std::map<TicketId, MatchedTicket> matched_;
     // Joins accepted here, remembered past their room's end so that a retry gets the same answer.
     std::map<std::string, Time> accepted_attempts_;
-    std::map<Key, Participation> participations_;          // of users connected here
-    std::set<Key> starting_;                               // owners whose party is being claimed
-    std::set<std::string> seen_pushes_;                    // non-terminal pushes delivered
+    std::map<Key, Participation> participations_;  // of users connected here
+    std::set<Key> starting_;                       // owners whose party is being claimed
+    std::set<std::string> seen_pushes_;            // non-terminal pushes delivered
+    // One copy of each set of names that tickets use; the sweep drops those no ticket holds.
+    struct NamesLess {
+        bool operator()(const std::shared_ptr<const TicketNames>& left,
+                        const std::shared_ptr<const TicketNames>& right) const {
+            return *left < *right;
+        }
+    };
+    std::set<std::shared_ptr<const TicketNames>, NamesLess> names_;
     std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set
     mesh::TimerId sweep_timer_ = 0;
     std::vector<SessionStart> unannounced_;  // sessions begun here since the last announcement

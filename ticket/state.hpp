@@ -20,7 +20,7 @@ struct Member {
     TicketId ticket_id;  // the member's participation: the ticket that brought it in
 };
 
-enum class RoomState {
+enum class RoomState : std::uint8_t {
     searching,  // its ticket searches other rooms: closed to joins
     waiting,    // open to joins
     completed,  // the ticket completed; members stay for broadcasts, leaves and backfill
@@ -39,15 +39,15 @@ struct RoomExtras {
 };
 
 struct Room {
-    std::string id;        // the owner's ticket ID
+    TicketId id;           // the owner's ticket ID
     TicketId live_ticket;  // the ticket in progress for this room (empty once completed)
-    TicketType type = 0;
     UserId owner;
-    std::size_t max_members = 2;
-    RoomState state = RoomState::searching;
     std::vector<Member> members;  // in join order, the owner's party first
     std::uint64_t next_push = 1;
     std::unique_ptr<RoomExtras> more;  // none until something is written there
+    TicketType type = 0;
+    std::uint8_t max_members = 2;
+    RoomState state = RoomState::searching;
 
     // For reading: empty extras when none were written.
     [[nodiscard]] const RoomExtras& extras() const {
@@ -63,43 +63,66 @@ struct Room {
     }
 };
 
-enum class TicketPhase { searching, waiting, matched };
+enum class TicketPhase : std::uint8_t { searching, waiting, matched };
+
+// The profiles and tags a ticket adds and searches under. Tickets of one type mostly name the
+// same ones, so the service keeps one copy of each distinct set, shared by its tickets.
+struct TicketNames {
+    std::vector<std::string> add_profiles;
+    std::vector<std::string> search_profiles;
+    std::vector<std::string> tags;  // never empty: the empty tag when the ticket names none
+    friend auto operator<=>(const TicketNames&, const TicketNames&) = default;
+};
+
+// What a ticket keeps of its TicketParams: its own values, and its shared names.
+struct TicketSettings {
+    std::shared_ptr<const TicketNames> names;
+    matching::Properties add_properties;
+    matching::RangeProperties search_properties;
+    Bytes application_data;
+    std::chrono::milliseconds search_interval{};
+    std::chrono::seconds timeout_extension_on_match_join{};
+    std::uint8_t max_members = 2;
+    std::uint8_t search_tries = 0;
+    std::uint8_t empty_searches = 0;
+    std::uint8_t how_many = 0;
+};
 
 struct Candidate {
-    std::string room_id;
+    TicketId room_id;
     NodeId node;
 };
 
 // A join this node's ticket is trying; it repeats the same attempt until it gets an answer.
 struct JoinAttempt {
     std::string attempt;
-    std::string room_id;
+    TicketId room_id;
     NodeId node;
 };
 
 // A ticket owned by a user connected to this node.
 struct OwnedTicket {
     TicketId id;
-    std::string room_id;  // its own ID, or the completed room it backfills
-    TicketType type = 0;
-    UserId owner;
+    TicketId room_id;               // its own ID, or the completed room it backfills
     std::vector<SharedUser> party;  // owner first
-    TicketParams params;
+    TicketSettings params;
+    Time deadline{};
+    std::vector<Candidate> candidates;
+    std::unique_ptr<JoinAttempt> joining;  // rare, so kept out of line
+    // One timer per ticket, for its next step or its deadline, whichever comes first.
+    Time next_step = Time::max();  // its next search, or its items' next refresh
+    mesh::TimerId timer = 0;
+    std::uint32_t next_candidate = 0;
+    std::uint16_t searches = 0;
+    std::uint16_t empty_searches = 0;
+    TicketType type = 0;
     TicketPhase phase = TicketPhase::searching;
     bool backfill = false;
     bool complete_when_expire = false;
     bool cancel_requested = false;  // while a join is unresolved
     bool expired = false;           // the deadline passed while a join was unresolved
-    Time deadline{};
-    unsigned searches = 0;
-    unsigned empty_searches = 0;
-    std::vector<Candidate> candidates;
-    std::size_t next_candidate = 0;
-    std::unique_ptr<JoinAttempt> joining;  // rare, so kept out of line
-    unsigned attempts = 0;
-    mesh::TimerId search_timer = 0;
-    mesh::TimerId refresh_timer = 0;
-    mesh::TimerId deadline_timer = 0;
+
+    [[nodiscard]] const UserId& owner() const { return party.front()->id; }
 };
 
 // A ticket whose party joined another node's room: kept a while, so that if that node dies
@@ -114,7 +137,7 @@ struct MatchedTicket {
 // A local user's part in the matchmaking of one ticket type, kept by the user's home node.
 struct Participation {
     TicketId ticket_id;  // pushes for other tickets are ignored
-    std::string room_id;
+    TicketId room_id;
     NodeId room_node;
     bool completed = false;  // got 220; still in the room until it leaves
 };

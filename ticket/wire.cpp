@@ -122,7 +122,7 @@ auto decode(mesh::PayloadView payload, const capnp::ReaderOptions& options, Read
 mesh::Payload encode(const JoinMessage& message) {
     return build<wire::Join>([&](wire::Join::Builder root) {
         root.setAttempt(message.attempt);
-        root.setRoomId(message.room_id);
+        root.setRoomId(message.room_id.str());
         root.setTicketType(message.ticket_type);
         root.setTicketId(message.ticket_id.str());
         auto party = root.initParty(static_cast<unsigned>(message.party.size()));
@@ -147,7 +147,7 @@ mesh::Payload encode(const PushEnvelope& message) {
         root.setUserId(message.user.str());
         root.setTicketType(message.ticket_type);
         root.setTicketId(message.ticket_id.str());
-        root.setRoomId(message.room_id);
+        root.setRoomId(message.room_id.str());
         root.setRoomOwner(message.room_owner.str());
         root.setKind(static_cast<wire::Push::Kind>(message.kind));
         root.setVer(message.ver);
@@ -158,7 +158,7 @@ mesh::Payload encode(const PushEnvelope& message) {
 
 mesh::Payload encode(const LeaveMessage& message) {
     return build<wire::Leave>([&](wire::Leave::Builder root) {
-        root.setRoomId(message.room_id);
+        root.setRoomId(message.room_id.str());
         root.setUserId(message.user.str());
         root.setTicketType(message.ticket_type);
     });
@@ -170,7 +170,7 @@ mesh::Payload encode_leave_reply(bool left) {
 
 mesh::Payload encode(const BroadcastMessage& message) {
     return build<wire::Broadcast>([&](wire::Broadcast::Builder root) {
-        root.setRoomId(message.room_id);
+        root.setRoomId(message.room_id.str());
         root.setUserId(message.user.str());
         root.setTicketType(message.ticket_type);
         root.setVer(message.ver);
@@ -235,7 +235,7 @@ Decoded<JoinMessage> decode_join(mesh::PayloadView payload, const capnp::ReaderO
     return decode<wire::Join>(payload, options, [](wire::Join::Reader root) {
         JoinMessage message;
         message.attempt = text(root.getAttempt(), id_bytes_max, "attempt");
-        message.room_id = text(root.getRoomId(), id_bytes_max, "room ID");
+        message.room_id = TicketId(text(root.getRoomId(), id_bytes_max, "room ID"));
         message.ticket_type = root.getTicketType();
         message.ticket_id = TicketId(text(root.getTicketId(), id_bytes_max, "ticket ID"));
         auto party = root.getParty();
@@ -265,7 +265,7 @@ Decoded<PushEnvelope> decode_push(mesh::PayloadView payload, const capnp::Reader
         message.user = UserId(text(root.getUserId(), id_bytes_max, "user ID"));
         message.ticket_type = root.getTicketType();
         message.ticket_id = TicketId(text(root.getTicketId(), id_bytes_max, "ticket ID"));
-        message.room_id = text(root.getRoomId(), id_bytes_max, "room ID");
+        message.room_id = TicketId(text(root.getRoomId(), id_bytes_max, "room ID"));
         message.room_owner = UserId(text(root.getRoomOwner(), id_bytes_max, "room owner"));
         const auto kind = static_cast<unsigned>(root.getKind());
         if (kind > static_cast<unsigned>(WireKind::failure)) {
@@ -281,7 +281,7 @@ Decoded<PushEnvelope> decode_push(mesh::PayloadView payload, const capnp::Reader
 
 Decoded<LeaveMessage> decode_leave(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
     return decode<wire::Leave>(payload, options, [](wire::Leave::Reader root) {
-        return LeaveMessage{text(root.getRoomId(), id_bytes_max, "room ID"),
+        return LeaveMessage{TicketId(text(root.getRoomId(), id_bytes_max, "room ID")),
                             UserId(text(root.getUserId(), id_bytes_max, "user ID")),
                             root.getTicketType()};
     });
@@ -295,7 +295,7 @@ Decoded<bool> decode_leave_reply(mesh::PayloadView payload, const capnp::ReaderO
 Decoded<BroadcastMessage> decode_broadcast(mesh::PayloadView payload,
                                            const capnp::ReaderOptions& options) {
     return decode<wire::Broadcast>(payload, options, [](wire::Broadcast::Reader root) {
-        return BroadcastMessage{text(root.getRoomId(), id_bytes_max, "room ID"),
+        return BroadcastMessage{TicketId(text(root.getRoomId(), id_bytes_max, "room ID")),
                                 UserId(text(root.getUserId(), id_bytes_max, "user ID")),
                                 root.getTicketType(),
                                 root.getVer(),

@@ -15,7 +15,7 @@ inline constexpr std::size_t id_bytes_max = 256;
 
 struct JoinMessage {
     std::string attempt;
-    std::string room_id;
+    TicketId room_id;
     TicketType ticket_type = 0;
     TicketId ticket_id;
     std::vector<SharedUser> party;
@@ -35,7 +35,7 @@ struct PushEnvelope {
     UserId user;
     TicketType ticket_type = 0;
     TicketId ticket_id;
-    std::string room_id;
+    TicketId room_id;
     UserId room_owner;
     WireKind kind = WireKind::success;
     std::uint8_t ver = 0;
@@ -44,13 +44,13 @@ struct PushEnvelope {
 };
 
 struct LeaveMessage {
-    std::string room_id;
+    TicketId room_id;
     UserId user;
     TicketType ticket_type = 0;
 };
 
 struct BroadcastMessage {
-    std::string room_id;
+    TicketId room_id;
     UserId user;
     TicketType ticket_type = 0;
     std::uint8_t ver = 0;

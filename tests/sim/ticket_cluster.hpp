@@ -152,7 +152,7 @@ struct TicketCluster {
         for (auto& [node, service] : tickets) {
             for (const auto& [room_id, room] : service->rooms()) {
                 if (room.members.size() > room.max_members) {
-                    broken.push_back("room " + room_id + " holds " +
+                    broken.push_back("room " + room_id.str() + " holds " +
                                      std::to_string(room.members.size()) + " members, more than " +
                                      std::to_string(room.max_members));
                 }
@@ -168,8 +168,8 @@ struct TicketCluster {
                         static const char* states[] = {"searching", "waiting", "completed",
                                                        "backfill"};
                         rooms_of[{member.user->id, room.type}].push_back(
-                            room_id + " (" + states[static_cast<int>(room.state)] + ", ticket " +
-                            member.ticket_id.str() + ")");
+                            room_id.str() + " (" + states[static_cast<int>(room.state)] +
+                            ", ticket " + member.ticket_id.str() + ")");
                     }
                 }
             }

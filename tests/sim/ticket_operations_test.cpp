@@ -140,7 +140,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.at(0).is_ticket_owner(ranked, UserId("ann")));
     CHECK_FALSE(cluster.at(1).is_ticket_owner(ranked, UserId("bob")));
     CHECK(cluster.at(0).find_ticket(ranked, UserId("ann"))->room_id ==
-          cluster.at(0).rooms().begin()->first);
+          cluster.at(0).rooms().begin()->first.str());
 }
 
 TEST_CASE_FIXTURE(Fixture, "ticket/operations: a party from two nodes joins and completes as one") {

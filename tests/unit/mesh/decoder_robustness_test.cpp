@@ -91,7 +91,7 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
             ticket::SessionsMessage{NodeId("node-1"), {{UserId("u1"), 7}, {UserId("u2"), 8}}})),
         words_of(ticket::encode(ticket::JoinMessage{
             "a/1",
-            "1.1@node-1",
+            TicketId("1.1@node-1"),
             1,
             TicketId("2.1@node-2"),
             {std::make_shared<const ticket::User>(ticket::User{
@@ -102,7 +102,7 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
                                                      UserId("u1"),
                                                      1,
                                                      TicketId("2.1@node-2"),
-                                                     "1.1@node-1",
+                                                     TicketId("1.1@node-1"),
                                                      UserId("u2"),
                                                      ticket::WireKind::success,
                                                      1,
