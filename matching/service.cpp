@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -200,6 +201,51 @@ Result<void> MatchingService::search_with_range_with_tags(std::span<const std::s
     return {};
 }
 
+void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas) const {
+    // Greedy cover: this node for every key it holds, then, while keys are left, the node that
+    // holds most of them (ties: the one placement ranks first for the earliest such key, which
+    // spreads searches as rendezvous hashing does). Every request and answer is a frame, and
+    // a frame costs both nodes far more than the keys it carries.
+    std::vector<bool> covered(replicas.size(), false);
+    std::optional<NodeId> chosen = network_.self().id;
+    std::map<NodeId, std::size_t> holders;  // uncovered keys each node holds
+    while (chosen) {
+        for (std::size_t k = 0; k < replicas.size(); ++k) {
+            auto& list = replicas[k];
+            if (auto found = std::find(list.begin(), list.end(), *chosen);
+                !covered[k] && found != list.end()) {
+                std::rotate(list.begin(), found,
+                            found + 1);  // ask it first; the rest stay fallbacks
+                covered[k] = true;
+            }
+        }
+        holders.clear();
+        chosen.reset();
+        std::size_t best = 0;
+        for (std::size_t k = 0; k < replicas.size(); ++k) {
+            if (covered[k]) {
+                continue;
+            }
+            for (const NodeId& node : replicas[k]) {
+                if (const std::size_t count = ++holders[node]; count > best) {
+                    best = count;
+                }
+            }
+        }
+        for (std::size_t k = 0; k < replicas.size() && !chosen; ++k) {
+            if (covered[k]) {
+                continue;
+            }
+            for (const NodeId& node : replicas[k]) {
+                if (holders[node] == best) {
+                    chosen = node;
+                    break;
+                }
+            }
+        }
+    }
+}
+
 void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
                                    SearchCallback done) {
     ++counters_.searches;
@@ -210,19 +256,14 @@ void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
     // IDs, so each node returns up to twice the limit to keep the merged result exact.
     job->node_limit = profile_count > 1 ? 2 * limit : limit;
     job->done = std::move(done);
-    const NodeId& self = network_.self().id;
     std::vector<std::size_t> all;
     for (const SearchKey& key : keys_.keys()) {
         job->keys.push_back(key.text);
         job->replicas.emplace_back();
         placement_.replicas(key.hash, job->replicas.back());
-        auto& replicas = job->replicas.back();
-        if (auto local = std::find(replicas.begin(), replicas.end(), self);
-            local != replicas.end()) {
-            std::rotate(replicas.begin(), local, local + 1);  // ask this node first
-        }
         all.push_back(all.size());
     }
+    ask_fewest_nodes(job->replicas);
     job->next_replica.assign(job->keys.size(), 0);
     job->found.resize(job->keys.size());
     dispatch(job, std::move(all));

@@ -97,6 +97,9 @@ private:
     struct SearchJob;
 
     void start_search(std::size_t limit, std::size_t profile_count, SearchCallback done);
+    // Puts first, in each key's replica list, a node that makes the whole search ask as few
+    // nodes as it can: this node where it is a replica, then the nodes holding the most keys.
+    void ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas) const;
     void dispatch(const std::shared_ptr<SearchJob>& job, std::vector<std::size_t> key_indexes);
     void finish_if_done(const std::shared_ptr<SearchJob>& job);
     // The items this node holds for `keys`, as views (valid until the store next changes).

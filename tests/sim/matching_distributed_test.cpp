@@ -118,6 +118,41 @@ TEST_CASE("matching/distributed: searches from any node agree with one local sto
     CHECK(cluster.warnings.empty());
 }
 
+TEST_CASE("matching/distributed: a search asks as few nodes as its keys' replicas allow") {
+    // Proves the replica choice: with R = N - 1 one other node holds every key this node does
+    // not, and with R = N - 2 two do, so a search over 40 keys sends at most one (or two)
+    // requests, yet still finds every item.
+    for (const auto& [nodes, remote_max] : {std::pair{3, 1}, std::pair{5, 2}}) {
+        CAPTURE(nodes);
+        MatchingCluster cluster(static_cast<std::size_t>(nodes), 50, 7,
+                                LinkModel{Duration(1), Duration(0), 0.0, false});
+        REQUIRE(cluster.at(0).placement().replica_count() ==
+                static_cast<std::size_t>(nodes - remote_max));
+        std::vector<std::int64_t> ranks;
+        for (std::int64_t rank = 0; rank < 400; rank += 10) {
+            ranks.push_back(rank);
+            REQUIRE(cluster.at(1)
+                        .add("Rank10", "i" + std::to_string(rank), "", {{"rank", rank}}, {},
+                             std::chrono::seconds(30))
+                        .has_value());
+        }
+        cluster.world.run_for(Duration(10));
+        const std::uint64_t before =
+            cluster.world.node(MatchingCluster::name(0)).core().counters().requests_sent;
+        const std::vector<std::string> profiles{"Rank10"};
+        const SearchOutcome outcome = cluster.await([&](SearchCallback done) {
+            return cluster.at(0).search_with_range(profiles, "", {{"rank", ranks}}, 100,
+                                                   std::move(done));
+        });
+        const std::uint64_t sent =
+            cluster.world.node(MatchingCluster::name(0)).core().counters().requests_sent - before;
+        CHECK(sent >= 1);
+        CHECK(sent <= static_cast<std::uint64_t>(remote_max));
+        CHECK(outcome.items.size() == ranks.size());
+        CHECK(outcome.keys_unanswered == 0);
+    }
+}
+
 TEST_CASE("matching/distributed: items survive R-1 dead replicas and vanish with all R") {
     MatchingCluster cluster(6, 50, 3, LinkModel{Duration(1), Duration(0), 0.0, false});  // R = 3
     CHECK(cluster.at(0).placement().replica_count() == 3);
