@@ -4,7 +4,7 @@
 # trace; the simulated cluster gives the costs noise cannot move (bytes per waiting ticket, cost
 # against pool size, and with --instructions instructions per match under callgrind).
 #
-#   scripts/bench.sh                  the full ramp (about 6 minutes)
+#   scripts/bench.sh                  the full ramp, 250 to 14,000 arrivals/s (about 8 minutes)
 #   scripts/bench.sh --quick          three rates, short runs
 #   scripts/bench.sh --instructions   also count instructions per match (valgrind, slow)
 # Results: bench-results/ (or --out DIR): summary.json, table.md, ttm_cdf.png, ttm_vs_rate.png,
@@ -50,16 +50,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Redis on a free loopback port, without persistence.
-redis_port=$((20000 + RANDOM % 20000))
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
-    --daemonize no --logfile "$out_dir/redis.log" &
-redis_pid=$!
-for _ in $(seq 1 100); do
+# Redis on a free loopback port, without persistence; another random port if one is taken.
+for _ in 1 2 3 4 5; do
+    redis_port=$((20000 + RANDOM % 20000))
+    redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+        --daemonize no --logfile "$out_dir/redis.log" &
+    redis_pid=$!
+    for _ in $(seq 1 100); do
+        redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+        kill -0 "$redis_pid" 2>/dev/null || break  # it exited: the port was taken
+        sleep 0.05
+    done
     redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-    sleep 0.05
+    wait "$redis_pid" 2>/dev/null || true
+    redis_pid=""
 done
-redis-cli -p "$redis_port" ping >/dev/null || { echo "bench: redis-server did not start" >&2; exit 1; }
+[ -n "$redis_pid" ] || { echo "bench: redis-server did not start (see $out_dir/redis.log)" >&2; exit 1; }
 
 # The local cluster's ticket types, with ticket durations at the minimum (10 s) so that each
 # run's unmatched outliers time out soon after its last arrival.
@@ -77,7 +83,7 @@ sleep 1
 if [ $quick -eq 1 ]; then
     rates=(250 500 1000) duration=5
 else
-    rates=(250 500 1000 2000 3000 4000 5000 7000) duration=8
+    rates=(250 500 1000 2000 3000 4000 5000 7000 8500 10500 14000) duration=8
 fi
 common=(--quiet --config "$config" --type 1 --rating-mean 1500 --rating-sd 300 --grace 15)
 for rate in "${rates[@]}"; do
