@@ -214,8 +214,8 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
             auto& list = replicas[k];
             if (auto found = std::find(list.begin(), list.end(), *chosen);
                 !covered[k] && found != list.end()) {
-                std::rotate(list.begin(), found,
-                            found + 1);  // ask it first; the rest stay fallbacks
+                // Asked first; the others stay behind it as fallbacks.
+                std::rotate(list.begin(), found, found + 1);
                 covered[k] = true;
             }
         }
