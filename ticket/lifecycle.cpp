@@ -42,9 +42,12 @@ Holder TicketService::holder_of(const TicketSettings& params) const {
 }
 
 TicketSettings TicketService::settle(TicketParams params) {
-    auto names = std::make_shared<const TicketNames>(
-        TicketNames{add_profiles(params), search_profiles(params), tags_of(params)});
-    return TicketSettings{*names_.insert(std::move(names)).first,
+    TicketNames names{add_profiles(params), search_profiles(params), tags_of(params)};
+    auto shared = names_.find(names);
+    if (shared == names_.end()) {
+        shared = names_.insert(std::make_shared<const TicketNames>(std::move(names))).first;
+    }
+    return TicketSettings{*shared,
                           std::move(params.add_properties),
                           std::move(params.search_properties),
                           std::move(params.application_data),

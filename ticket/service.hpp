@@ -270,10 +270,12 @@ private:
     std::set<std::string> seen_pushes_;            // non-terminal pushes delivered
     // One copy of each set of names that tickets use; the sweep drops those no ticket holds.
     struct NamesLess {
-        bool operator()(const std::shared_ptr<const TicketNames>& left,
-                        const std::shared_ptr<const TicketNames>& right) const {
-            return *left < *right;
+        using is_transparent = void;  // looked up by value, so a known set costs no allocation
+        static const TicketNames& of(const std::shared_ptr<const TicketNames>& names) {
+            return *names;
         }
+        static const TicketNames& of(const TicketNames& names) { return names; }
+        bool operator()(const auto& left, const auto& right) const { return of(left) < of(right); }
     };
     std::set<std::shared_ptr<const TicketNames>, NamesLess> names_;
     std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set
