@@ -451,13 +451,8 @@ void MatchingService::on_membership(const mesh::MembershipEvent& event) {
         case mesh::MembershipEvent::Kind::left:
             counters_.items_purged += items_.remove_origin(event.member.id.str());
             break;
-        case mesh::MembershipEvent::Kind::self_reset:
-            // This node was declared dead: its earlier items are gone everywhere else too.
-            counters_.items_purged += items_.remove_origin(event.member.id.str());
-            origins_.clear();
-            origin_deadlines_ = {};
-            break;
-        case mesh::MembershipEvent::Kind::joined: break;
+        case mesh::MembershipEvent::Kind::joined:
+        case mesh::MembershipEvent::Kind::reconciled: break;
     }
 }
 

@@ -30,6 +30,16 @@ bool Membership::is_dead(const MemberInfo& member) const {
     return tomb != tombstones_.end() && member.incarnation <= tomb->second.member.incarnation;
 }
 
+bool Membership::tell_dead(const MemberInfo& member, Time now) {
+    auto tomb = tombstones_.find(member.id);
+    if (tomb == tombstones_.end() || member.incarnation > tomb->second.member.incarnation ||
+        (tomb->second.told != Time{} && now - tomb->second.told < options_.heartbeat_interval)) {
+        return false;
+    }
+    tomb->second.told = now;
+    return true;
+}
+
 void Membership::rebuild_live() {
     live_.clear();
     live_.push_back(self_);
@@ -137,14 +147,39 @@ void Membership::add_pending(const MemberInfo& member, Time now) {
     learn(member, now);
 }
 
-bool Membership::reset(std::uint64_t dead_incarnation, std::uint64_t new_incarnation) {
-    if (dead_incarnation != self_.incarnation) {
+bool Membership::on_rejected(const MemberInfo& peer, Time now) {
+    if (peer.id == self_.id) {
         return false;
     }
-    MM_ASSERT(new_incarnation > self_.incarnation);
-    self_.incarnation = new_incarnation;
-    rebuild_live();
-    events_.push_back({MembershipEvent::Kind::self_reset, self_});
+    if (auto tomb = tombstones_.find(peer.id);
+        tomb != tombstones_.end() && tomb->second.member.incarnation > peer.incarnation) {
+        return false;  // a process that is gone already
+    }
+    if (auto recent = reconciled_.find(peer.id); recent != reconciled_.end() &&
+                                                 recent->second.incarnation == peer.incarnation &&
+                                                 now - recent->second.at <= options_.dead_after) {
+        return false;
+    }
+    auto found = peers_.find(peer.id);
+    if (found != peers_.end() && found->second.info.incarnation != peer.incarnation) {
+        return false;  // we know another incarnation; that one never buried us
+    }
+    if (found != peers_.end()) {
+        const Peer peer_was = found->second;
+        peers_.erase(found);
+        if (peer_was.live) {
+            // It ended everything it shared with this node: end the same here.
+            bury(peer_was.info, MembershipEvent::Kind::died, now);
+            rebuild_live();
+        }
+    }
+    tombstones_.erase(peer.id);
+    reconciled_[peer.id] = Reconciled{peer.incarnation, now};
+    events_.push_back({MembershipEvent::Kind::reconciled, peer});
+    // Contact it until it answers, as any member learned of.
+    if (peers_.size() < options_.members_max) {
+        peers_.emplace(peer.id, Peer{peer, false, now, now});
+    }
     return true;
 }
 
@@ -165,6 +200,8 @@ void Membership::tick(Time now) {
     if (changed) {
         rebuild_live();
     }
+    std::erase_if(reconciled_,
+                  [&](const auto& entry) { return now - entry.second.at > options_.dead_after; });
     std::erase_if(tombstones_, [&](const auto& entry) {
         return now - entry.second.at > options_.tombstone_keep;
     });

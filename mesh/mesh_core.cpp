@@ -10,13 +10,11 @@
 
 namespace matchmesh::mesh {
 
-MeshCore::MeshCore(MemberInfo self, MeshOptions options, Scheduler& scheduler, Transport& transport,
-                   std::function<std::uint64_t()> next_incarnation)
+MeshCore::MeshCore(MemberInfo self, MeshOptions options, Scheduler& scheduler, Transport& transport)
     : options_(options),
       reader_options_(options.limits.reader_options()),
       scheduler_(scheduler),
       transport_(transport),
-      next_incarnation_(std::move(next_incarnation)),
       membership_(std::move(self), options.membership) {}
 
 MeshCore::~MeshCore() {
@@ -99,7 +97,7 @@ void MeshCore::deliver(const MemberInfo& from, Transport::ConnectionId via,
     if (!membership_.is_live(from)) {
         // Only members may change this node's state; a dead incarnation is told so.
         ++counters_.frames_from_strangers;
-        if (membership_.is_dead(from)) {
+        if (membership_.tell_dead(from, scheduler_.now())) {
             transport_.send(
                 from, control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
         }
@@ -144,7 +142,7 @@ void MeshCore::handle_control(const MemberInfo& from, const Envelope& envelope) 
                 return;
             }
             const auto verdict = membership_.on_heartbeat(message->sender, message->members, now);
-            if (verdict == Membership::Verdict::rejected) {
+            if (verdict == Membership::Verdict::rejected && membership_.tell_dead(from, now)) {
                 transport_.send(
                     from, control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
             } else if (verdict == Membership::Verdict::ignored && from.id == self().id) {
@@ -164,12 +162,11 @@ void MeshCore::handle_control(const MemberInfo& from, const Envelope& envelope) 
         }
         case wire::METHOD_REJECTED: {
             auto incarnation = decode_rejected(envelope.payload, reader_options_);
-            if (incarnation && membership_.reset(*incarnation, next_incarnation_())) {
-                publish_events();
-                // Announce the new incarnation before anything else reaches the peers.
-                for (const MemberInfo& member : membership_.contacts()) {
-                    send_heartbeat(member);
-                }
+            if (incarnation && *incarnation == self().incarnation &&
+                membership_.on_rejected(from, now)) {
+                publish_events();  // the connections to it are closed and rebuilt
+                transport_.send(
+                    from, control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
             }
             return;
         }

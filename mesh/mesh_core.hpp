@@ -59,9 +59,7 @@ struct MeshCounters {
 
 class MeshCore final : public Network {
 public:
-    // `next_incarnation()` gives a number larger than any this node used, for rejoining.
-    MeshCore(MemberInfo self, MeshOptions options, Scheduler& scheduler, Transport& transport,
-             std::function<std::uint64_t()> next_incarnation);
+    MeshCore(MemberInfo self, MeshOptions options, Scheduler& scheduler, Transport& transport);
     ~MeshCore() override;
     MeshCore(const MeshCore&) = delete;
     MeshCore& operator=(const MeshCore&) = delete;
@@ -127,7 +125,6 @@ private:
     capnp::ReaderOptions reader_options_;
     Scheduler& scheduler_;
     Transport& transport_;
-    std::function<std::uint64_t()> next_incarnation_;
     Membership membership_;
     std::unordered_map<HandlerKey, RequestHandler> request_handlers_;
     std::unordered_map<HandlerKey, OneWayHandler> one_way_handlers_;

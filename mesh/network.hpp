@@ -89,9 +89,11 @@ private:
 };
 
 struct MembershipEvent {
-    enum class Kind { joined, died, left, self_reset };
+    // `reconciled` follows the member's `died` (when it was still live here): it had declared
+    // this node dead, so both ended what they shared; it is contacted again as a new member.
+    enum class Kind { joined, died, left, reconciled };
     Kind kind;
-    MemberInfo member;  // for self_reset: this node with its new incarnation
+    MemberInfo member;
 };
 
 using RequestHandler = std::function<void(const NodeId& from, PayloadView, Responder)>;

@@ -1,5 +1,7 @@
 #include "mesh/timer_queue.hpp"
 
+#include "mesh/base/assert.hpp"
+
 namespace matchmesh::mesh {
 
 TimerId TimerQueue::add(Time deadline, std::function<void()> task, std::uint32_t tag) {
@@ -35,9 +37,15 @@ std::optional<TimerQueue::Due> TimerQueue::pop_due(Time now) {
     const Entry entry = order_.top();
     order_.pop();
     auto found = tasks_.find(entry.id);
-    Due due{std::move(found->second), entry.tag};
+    Due due{std::move(found->second), entry.tag, entry.id};
     tasks_.erase(found);
     return due;
+}
+
+void TimerQueue::put_back(Time deadline, Due due) {
+    MM_ASSERT(due.id != 0 && due.id < next_id_ && !tasks_.contains(due.id));
+    tasks_.emplace(due.id, std::move(due.task));
+    order_.push(Entry{deadline, due.id, due.tag});
 }
 
 }  // namespace matchmesh::mesh

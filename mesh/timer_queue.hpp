@@ -28,9 +28,13 @@ public:
     struct Due {
         std::function<void()> task;
         std::uint32_t tag = 0;
+        TimerId id = 0;
     };
     // Removes and returns the earliest task due at or before `now`, if any.
     [[nodiscard]] std::optional<Due> pop_due(Time now);
+    // Sets a popped task again for a later deadline under its own ID, so that cancelling it still
+    // works (the simulation holds a paused node's timers this way).
+    void put_back(Time deadline, Due due);
 
     [[nodiscard]] std::size_t size() const { return tasks_.size(); }
 

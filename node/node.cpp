@@ -33,12 +33,13 @@ std::string address_text(const asio::ip::tcp::endpoint& endpoint) {
                            : fmt::format("{}:{}", address.to_string(), endpoint.port());
 }
 
-// A number larger than any incarnation this node ID used before: the wall clock in ms.
-std::uint64_t wall_clock_incarnation(std::uint64_t after) {
+// A number larger than any incarnation this node ID used before (a restart is a new process, so a
+// new incarnation): the wall clock in ms.
+std::uint64_t wall_clock_incarnation() {
     const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-    return std::max<std::uint64_t>(after + 1, static_cast<std::uint64_t>(now));
+    return static_cast<std::uint64_t>(now);
 }
 
 const char* phase_name(ticket::RoomState state) {
@@ -106,10 +107,8 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
         };
     }
     const mesh::MemberInfo self{NodeId(config.node.id), advertise, config.node.node_type,
-                                wall_clock_incarnation(0)};
-    core_ = std::make_unique<mesh::MeshCore>(self, mesh_options, scheduler_, transport_, [this] {
-        return wall_clock_incarnation(core_->self().incarnation);
-    });
+                                wall_clock_incarnation()};
+    core_ = std::make_unique<mesh::MeshCore>(self, mesh_options, scheduler_, transport_);
     core_->on_membership([this](const mesh::MembershipEvent& event) { log_membership(event); });
 
     matching::ServiceOptions matching_options;
@@ -247,9 +246,11 @@ void Node::log_membership(const mesh::MembershipEvent& event) {
         case mesh::MembershipEvent::Kind::left:
             log_->info("mesh: {} left the cluster", member.id.str());
             break;
-        case mesh::MembershipEvent::Kind::self_reset:
-            log_->warn("mesh: this node was declared dead by a peer; rejoining as incarnation {}",
-                       member.incarnation);
+        case mesh::MembershipEvent::Kind::reconciled:
+            log_->warn(
+                "mesh: {} had declared this node dead; both ended what they shared and "
+                "meet again as new members",
+                member.id.str());
             break;
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages matchmesh builds and runs with, and only those that are missing.
 # Idempotent: when everything is present it prints one line and changes nothing.
-# Usage: scripts/setup.sh [--with-demo] [--with-bench]
+# Usage: scripts/setup.sh [--with-demo] [--with-bench] [--with-tests]
 set -euo pipefail
 
 packages=(
@@ -13,6 +13,8 @@ for arg in "$@"; do
     case "$arg" in
         --with-demo) packages+=(gnuplot-nox) ;;
         --with-bench) packages+=(gnuplot-nox redis-server valgrind) ;;
+        # The fault tests: network namespaces, the nodes' metrics, the load generator's report.
+        --with-tests) packages+=(iproute2 curl python3) ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "mesh/base/assert.hpp"
+
 namespace matchmesh::ticket {
 
 struct Courier::Delivery {
@@ -11,17 +13,21 @@ struct Courier::Delivery {
     mesh::Payload payload;
     Done done;
     Duration backoff;
+    Time give_up_at;
 };
 
-Courier::Courier(mesh::Network& network, mesh::Scheduler& scheduler, CourierOptions options)
-    : network_(network), scheduler_(scheduler), options_(options) {}
+Courier::Courier(mesh::Network& network, mesh::Scheduler& scheduler, CourierOptions options,
+                 std::uint64_t jitter_seed)
+    : network_(network), scheduler_(scheduler), options_(options), random_(jitter_seed) {
+    MM_ASSERT(options_.backoff_min > Duration(0) && options_.backoff_min <= options_.backoff_max);
+}
 
 Courier::~Courier() {
     *alive_ = false;
 }
 
 void Courier::request(const NodeId& to, mesh::ServiceId service, mesh::MethodId method,
-                      mesh::Payload payload, Done done) {
+                      mesh::Payload payload, Done done, std::optional<Time> give_up_at) {
     if (pending_ >= options_.pending_max) {
         scheduler_.run_after(Duration(0), [done = std::move(done)] {
             done(std::unexpected(
@@ -31,7 +37,15 @@ void Courier::request(const NodeId& to, mesh::ServiceId service, mesh::MethodId 
     }
     ++pending_;
     attempt(std::make_shared<Delivery>(
-        Delivery{to, service, method, std::move(payload), std::move(done), options_.backoff_min}));
+        Delivery{to, service, method, std::move(payload), std::move(done), options_.backoff_min,
+                 give_up_at.value_or(scheduler_.now() + options_.give_up_after)}));
+}
+
+// Between half and all of the pause: retries that failed together spread out.
+Duration Courier::jittered(Duration pause) {
+    const auto half = pause.count() / 2;
+    return Duration(half +
+                    std::uniform_int_distribution<std::int64_t>(0, pause.count() - half)(random_));
 }
 
 void Courier::attempt(const std::shared_ptr<Delivery>& delivery) {
@@ -45,9 +59,10 @@ void Courier::attempt(const std::shared_ptr<Delivery>& delivery) {
             const bool transient = !reply && (reply.error().code == mesh::MeshErrc::timeout ||
                                               reply.error().code == mesh::MeshErrc::overloaded ||
                                               reply.error().code == mesh::MeshErrc::unreachable);
-            if (transient && network_.find_live(delivery->to) != nullptr) {
+            const Duration pause = jittered(delivery->backoff);
+            const bool patient = scheduler_.now() + pause < delivery->give_up_at;
+            if (transient && patient && network_.find_live(delivery->to) != nullptr) {
                 ++retries_;
-                const Duration pause = delivery->backoff;
                 delivery->backoff = std::min(delivery->backoff * 2, options_.backoff_max);
                 scheduler_.run_after(pause, [this, alive, delivery] {
                     if (*alive) {
@@ -57,6 +72,13 @@ void Courier::attempt(const std::shared_ptr<Delivery>& delivery) {
                 return;
             }
             --pending_;
+            if (transient && !patient && network_.find_live(delivery->to) != nullptr) {
+                ++abandoned_;
+                delivery->done(std::unexpected(mesh::MeshError{
+                    mesh::MeshErrc::timeout, "no answer before the delivery gave up (last: " +
+                                                 reply.error().message + ")"}));
+                return;
+            }
             delivery->done(reply);
         });
 }

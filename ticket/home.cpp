@@ -110,8 +110,12 @@ void TicketService::receive_push(const PushEnvelope& push) {
             return;
         }
         case WireKind::room_closed:
-            if (participation.completed) {
+            // Only the room it completed in: a room it was taken into while its node was cut off
+            // (the join's answer lost, the ticket gone on to another room) closes without it.
+            if (participation.completed && participation.room_id == push.room_id) {
                 participations_.erase(found);
+            } else {
+                ++counters_.pushes_dropped;
             }
             return;
         case WireKind::broadcast:
@@ -206,9 +210,8 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
         if (state->waiting > 0) {
             return;
         }
-        // A member claimed here may have lost its claim while others answered (this node was
-        // declared dead and rejoined, which ends every participation): it has been told, so the
-        // ticket must not start with it.
+        // A member claimed here may have lost its claim while others answered (it disconnected,
+        // which ends its participation): it has been told, so the ticket must not start with it.
         for (const User& user : state->claimed) {
             auto held = participations_.find({user.id, type});
             if (!state->error && user.home == network_.self().id &&
@@ -357,24 +360,6 @@ void TicketService::on_node_gone(const NodeId& node) {
             ++it;
         }
     }
-}
-
-void TicketService::reset_everything() {
-    // This node was declared dead: every other node has already ended what it held.
-    std::vector<Key> all;
-    for (const auto& [key, participation] : participations_) {
-        all.push_back(key);
-    }
-    for (const Key& key : all) {
-        cancel_participation(key.first, key.second, cancel_reason_rejoined);
-    }
-    for (auto& [id, ticket] : tickets_) {
-        scheduler_.cancel(ticket.timer);
-    }
-    tickets_.clear();
-    rooms_.clear();
-    by_owner_.clear();
-    matched_.clear();
 }
 
 }  // namespace matchmesh::ticket

@@ -235,19 +235,27 @@ void TicketService::send_join(const TicketId& id) {
         });
         return;
     }
+    // A join honours its ticket's deadline: no retry starts after it.
+    auto answered = [this, alive = alive_, id, attempt, node = ticket.joining->node,
+                     leave = LeaveMessage{ticket.joining->room_id, ticket.owner(), ticket.type}](
+                        std::expected<mesh::PayloadView, mesh::MeshError> reply) {
+        if (!*alive) {
+            return;
+        }
+        if (!reply) {
+            if (reply.error().code == mesh::MeshErrc::timeout) {
+                // The room's node may have taken the party without its answer arriving: leave,
+                // so that it does not keep members who were told something else.
+                courier_.request(node, wire::SERVICE, wire::METHOD_LEAVE, encode(leave),
+                                 [](auto) {});
+            }
+            on_join_reply(id, attempt, std::unexpected(reply.error().message));
+        } else {
+            on_join_reply(id, attempt, decode_join_reply(*reply, network_.reader_options()));
+        }
+    };
     courier_.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
-                     [this, alive = alive_, id,
-                      attempt](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
-                         if (!*alive) {
-                             return;
-                         }
-                         if (!reply) {
-                             on_join_reply(id, attempt, std::unexpected(reply.error().message));
-                         } else {
-                             on_join_reply(id, attempt,
-                                           decode_join_reply(*reply, network_.reader_options()));
-                         }
-                     });
+                     std::move(answered), ticket.deadline);
 }
 
 void TicketService::on_join_reply(const TicketId& id, const std::string& attempt,

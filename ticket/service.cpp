@@ -17,7 +17,8 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
       matching_(matching),
       sink_(sink),
       options_(options),
-      courier_(network, scheduler, options.courier) {
+      courier_(network, scheduler, options.courier,
+               std::hash<std::string>{}(network.self().id.str())) {
     auto handle =
         [this](mesh::MethodId method,
                void (TicketService::*handler)(const NodeId&, mesh::PayloadView, mesh::Responder)) {
@@ -799,8 +800,8 @@ void TicketService::on_membership(const mesh::MembershipEvent& event) {
     switch (event.kind) {
         case mesh::MembershipEvent::Kind::died:
         case mesh::MembershipEvent::Kind::left: on_node_gone(event.member.id); break;
-        case mesh::MembershipEvent::Kind::self_reset: reset_everything(); break;
-        case mesh::MembershipEvent::Kind::joined: break;
+        case mesh::MembershipEvent::Kind::joined:
+        case mesh::MembershipEvent::Kind::reconciled: break;
     }
 }
 

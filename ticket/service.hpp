@@ -234,7 +234,6 @@ private:
     void on_session(const NodeId& from, mesh::PayloadView payload);
     void on_membership(const mesh::MembershipEvent& event);
     void on_node_gone(const NodeId& node);
-    void reset_everything();
     // Forgets what is only remembered for a while (joined tickets, accepted joins, delivered
     // push IDs); runs every few seconds.
     void sweep();

@@ -91,7 +91,6 @@ enum class PushKind { success, timeout, cancel, broadcast, announce, failure };
 
 // The payload of a 222 that the user's own node decided (a room's cancel has none).
 inline constexpr const char* cancel_reason_room_gone = "the room's node left the cluster";
-inline constexpr const char* cancel_reason_rejoined = "this node was declared dead and rejoined";
 inline constexpr const char* cancel_reason_disconnected = "disconnected";
 
 // What a user receives.

@@ -218,6 +218,7 @@ void TcpTransport::forget(const NodeId& id) {
         close(connection, "member left the cluster", false);
     }
     outgoing_.erase(id);
+    last_dial_.erase(id);  // a member met again is dialed at once
 }
 
 void TcpTransport::close(const ConnectionPtr& connection, std::string_view reason,

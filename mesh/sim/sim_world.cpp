@@ -14,7 +14,7 @@ public:
     [[nodiscard]] Time now() const override { return world_.now(); }
     TimerId run_after(Duration delay, std::function<void()> task) override {
         const Time at = world_.now() + std::max(delay, Duration(0));
-        return world_.schedule(at, std::move(task), node_.index());
+        return world_.schedule(at, std::move(task), SimWorld::timer_tag(node_.index()));
     }
     bool cancel(TimerId timer) override { return world_.cancel(timer); }
 
@@ -39,7 +39,11 @@ public:
         world_.transmit(node_, static_cast<std::size_t>(via), std::move(frame));
         return SendResult::queued;
     }
-    void forget(const NodeId&) override {}
+    void forget(const NodeId& id) override {
+        if (SimNode* target = world_.find(id)) {
+            world_.close_connection(node_.index(), target->index());
+        }
+    }
 
 private:
     SimWorld& world_;
@@ -101,8 +105,7 @@ void SimWorld::start(SimNode& node) {
     ++node.incarnation_;
     MemberInfo self{node.config_.id, node.config_.id.str(), node.config_.node_type,
                     node.incarnation_};
-    node.core_ = std::make_unique<MeshCore>(self, options_, *node.scheduler_, *node.transport_,
-                                            [&node] { return ++node.incarnation_; });
+    node.core_ = std::make_unique<MeshCore>(self, options_, *node.scheduler_, *node.transport_);
     for (auto& hook : start_hooks_) {
         hook(node);
     }
@@ -137,6 +140,7 @@ void SimWorld::crash(const NodeId& id) {
         log(2, target.index(), 0);
         stop(target);
     }
+    target.paused_until_ = Time{};
 }
 
 void SimWorld::restart(const NodeId& id) {
@@ -160,6 +164,20 @@ void SimWorld::stop_gracefully(const NodeId& id) {
     });
 }
 
+void SimWorld::pause(const NodeId& id, Duration duration) {
+    SimNode& target = node(id);
+    log(5, target.index(), static_cast<std::uint64_t>(duration.count()));
+    target.paused_until_ = std::max(target.paused_until_, now_ + duration);
+}
+
+std::uint64_t& SimWorld::connection_epoch(std::size_t a, std::size_t b) {
+    return connection_epochs_[{std::min(a, b), std::max(a, b)}];
+}
+
+void SimWorld::close_connection(std::size_t a, std::size_t b) {
+    ++connection_epoch(a, b);
+}
+
 void SimWorld::block(const NodeId& from, const NodeId& to) {
     blocked_.insert({node(from).index(), node(to).index()});
 }
@@ -181,10 +199,8 @@ void SimWorld::heal() {
     blocked_.clear();
 }
 
-TimerId SimWorld::schedule(Time at, std::function<void()> task,
-                           std::optional<std::size_t> timer_of) {
-    return events_.add(std::max(at, now_), std::move(task),
-                       timer_of ? static_cast<std::uint32_t>(*timer_of + 1) : 0);
+TimerId SimWorld::schedule(Time at, std::function<void()> task, std::uint32_t tag) {
+    return events_.add(std::max(at, now_), std::move(task), tag);
 }
 
 void SimWorld::transmit(SimNode& from, std::size_t to_index, Frame frame) {
@@ -206,18 +222,24 @@ void SimWorld::transmit(SimNode& from, std::size_t to_index, Frame frame) {
         last = arrival;
     }
     const MemberInfo sender = from.core_->self();
-    schedule(arrival, [this, from_index, to_index, sender, frame = std::move(frame)] {
+    const std::uint64_t epoch = connection_epoch(from_index, to_index);
+    auto arrive = [this, from_index, to_index, sender, epoch, frame = std::move(frame)] {
         SimNode& target = *nodes_[to_index];
-        if (!target.running()) {
+        if (!target.running() || connection_epoch(from_index, to_index) != epoch) {
+            ++frames_dropped_;  // the node, or the connection the frame was on, is gone
+            return;
+        }
+        auto envelope = decode_frame(frame, options_.limits);
+        MM_ASSERT(envelope.has_value());  // we encoded it ourselves
+        if (drop_rule_ && drop_rule_(nodes_[from_index]->id(), target.id(), *envelope)) {
             ++frames_dropped_;
             return;
         }
         log(4, from_index * 1000 + to_index, XXH3_64bits(frame.data(), frame.size()));
         ++frames_delivered_;
-        auto envelope = decode_frame(frame, options_.limits);
-        MM_ASSERT(envelope.has_value());  // we encoded it ourselves
         target.core_->deliver(sender, from_index, *envelope);
-    });
+    };
+    schedule(arrival, std::move(arrive), arrival_tag(to_index));
 }
 
 void SimWorld::log(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
@@ -234,8 +256,15 @@ void SimWorld::run_until(Time until) {
         now_ = std::max(now_, *next);
         auto due = events_.pop_due(now_);
         MM_ASSERT(due.has_value());
-        if (due->tag != 0) {  // a node's timer
-            log(1, due->tag - 1, 0);
+        if (due->tag != 0) {
+            const SimNode& owner = *nodes_[(due->tag & ~arrival_bit) - 1];
+            if (owner.paused_until_ > now_) {
+                events_.put_back(owner.paused_until_, std::move(*due));
+                continue;
+            }
+            if ((due->tag & arrival_bit) == 0) {  // a node's timer
+                log(1, due->tag - 1, 0);
+            }
         }
         due->task();
     }

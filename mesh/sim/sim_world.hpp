@@ -5,7 +5,9 @@
 // of scheduling); the same seed therefore gives the same run, and event_log_hash() proves it.
 // Frames are encoded and decoded with frame.hpp exactly as on TCP. Links have seeded latency,
 // jitter, loss, optional reordering, one-way blocks and partitions; nodes can crash and restart
-// (a restart is a new incarnation).
+// (a restart is a new incarnation) and pause (as under SIGSTOP: its timers and the frames sent to
+// it wait until it resumes). Two nodes' frames travel on one connection, as over TCP: when either
+// forgets the other, what is in flight between them is lost.
 //
 // Owned by a test; single-threaded. Code above mesh/ attaches per node through the start and
 // stop hooks (services are built on start and destroyed on stop, before the node's core).
@@ -58,6 +60,7 @@ private:
     SimNodeConfig config_;
     std::size_t index_ = 0;
     std::uint64_t incarnation_ = 0;
+    Time paused_until_{};
     std::unique_ptr<NodeScheduler> scheduler_;
     std::unique_ptr<NodeTransport> transport_;
     std::unique_ptr<MeshCore> core_;
@@ -79,10 +82,14 @@ public:
     void crash(const NodeId& id);                      // stops at once, silently
     void restart(const NodeId& id);                    // starts again as a new incarnation
     void stop_gracefully(const NodeId& id);            // leaves, then stops after frames drain
+    void pause(const NodeId& id, Duration duration);   // runs nothing for `duration`, then resumes
     void block(const NodeId& from, const NodeId& to);  // frames from -> to are lost
     void unblock(const NodeId& from, const NodeId& to);
     void partition(const std::set<NodeId>& side_a, const std::set<NodeId>& side_b);
     void heal();  // removes every block
+    // Frames for which `drop` says so are lost on arrival (one message type, one direction...).
+    using DropRule = std::function<bool(const NodeId& from, const NodeId& to, const Envelope&)>;
+    void drop_if(DropRule drop) { drop_rule_ = std::move(drop); }
     void set_links(LinkModel links) { links_ = links; }
 
     [[nodiscard]] Time now() const { return now_; }
@@ -104,11 +111,18 @@ private:
 
     void start(SimNode& node);
     void stop(SimNode& node);
-    // An event of the world, or with `timer_of`, a timer of the node with that index.
-    TimerId schedule(Time at, std::function<void()> task,
-                     std::optional<std::size_t> timer_of = std::nullopt);
+    // An event's tag names the node it runs on (none for the world's own): one of its timers, or
+    // a frame arriving at it. A paused node's events wait until it resumes.
+    static constexpr std::uint32_t arrival_bit = 0x8000'0000U;
+    static std::uint32_t timer_tag(std::size_t index) {
+        return static_cast<std::uint32_t>(index + 1);
+    }
+    static std::uint32_t arrival_tag(std::size_t index) { return timer_tag(index) | arrival_bit; }
+    TimerId schedule(Time at, std::function<void()> task, std::uint32_t tag = 0);
     bool cancel(TimerId timer) { return events_.cancel(timer); }
     void transmit(SimNode& from, std::size_t to_index, Frame frame);
+    void close_connection(std::size_t a, std::size_t b);
+    [[nodiscard]] std::uint64_t& connection_epoch(std::size_t a, std::size_t b);
     void log(std::uint64_t a, std::uint64_t b, std::uint64_t c);
     [[nodiscard]] SimNode* find(const NodeId& id);
 
@@ -120,6 +134,9 @@ private:
     std::vector<std::unique_ptr<SimNode>> nodes_;
     std::set<std::pair<std::size_t, std::size_t>> blocked_;
     std::map<std::pair<std::size_t, std::size_t>, Time> last_arrival_;  // for FIFO links
+    // Per pair of nodes (lower index first): bumped when either forgets the other.
+    std::map<std::pair<std::size_t, std::size_t>, std::uint64_t> connection_epochs_;
+    DropRule drop_rule_;
     std::vector<std::function<void(SimNode&)>> start_hooks_;
     std::vector<std::function<void(SimNode&)>> stop_hooks_;
     std::uint64_t log_hash_ = 0;

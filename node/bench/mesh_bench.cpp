@@ -108,8 +108,7 @@ struct BenchNode {
         }
         const mesh::MemberInfo self{NodeId(id), fmt::format("127.0.0.1:{}", endpoint->port()),
                                     "HTTP", 1};
-        core = std::make_unique<mesh::MeshCore>(self, mesh::MeshOptions{}, scheduler, *transport,
-                                                [] { return std::uint64_t{2}; });
+        core = std::make_unique<mesh::MeshCore>(self, mesh::MeshOptions{}, scheduler, *transport);
         matching::ServiceOptions service;
         service.distribution_rate = 50;
         matching = std::make_unique<matching::MatchingService>(*core, scheduler, service);

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <random>
+#include <set>
 
 #include "mesh/frame.hpp"
 #include "mesh/sim/sim_world.hpp"
@@ -51,6 +53,31 @@ struct Cluster {
             ids.push_back(member.id.str());
         }
         return ids;
+    }
+
+    // What node `at` published about `about`.
+    std::size_t count_events_at(const NodeId& at, MembershipEvent::Kind kind,
+                                const NodeId& about) const {
+        std::size_t count = 0;
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            count += event_nodes[i] == at && events[i].kind == kind && events[i].member.id == about;
+        }
+        return count;
+    }
+
+    std::vector<std::uint64_t> incarnations() {
+        std::vector<std::uint64_t> all;
+        for (SimNode* node : world.nodes()) {
+            all.push_back(node->core().self().incarnation);
+        }
+        return all;
+    }
+
+    // Frames delivered per second of the next 1 s of virtual time.
+    std::uint64_t frames_per_second() {
+        const auto before = world.frames_delivered();
+        world.run_for(1s);
+        return world.frames_delivered() - before;
     }
 
     std::size_t count_events(MembershipEvent::Kind kind, const NodeId& about) const {
@@ -116,13 +143,78 @@ TEST_CASE("mesh/membership: a partition is declared on both sides and heals into
     cluster.world.run_for(1200ms);  // twice the failure timeout
     CHECK(cluster.live_at(0) == std::vector<std::string>{"n0", "n1"});
     CHECK(cluster.live_at(3) == std::vector<std::string>{"n2", "n3", "n4"});
+    const auto incarnations = cluster.incarnations();
     cluster.world.heal();
-    // Each side was declared dead by the other: it is told so, resets and rejoins anew.
+    // Each side was declared dead by the other: told so, each lifts its verdict and they meet
+    // again, every node as the process it was.
     REQUIRE(cluster.world.run_until_converged(1200ms));  // within 2x the failure timeout
     CHECK(cluster.live_at(4).size() == 5);
-    CHECK(cluster.count_events(MembershipEvent::Kind::self_reset, NodeId("n0")) +
-              cluster.count_events(MembershipEvent::Kind::self_reset, NodeId("n2")) >=
-          1);
+    CHECK(cluster.incarnations() == incarnations);
+    CHECK(cluster.count_events(MembershipEvent::Kind::reconciled, NodeId("n0")) == 3);
+    CHECK(cluster.count_events(MembershipEvent::Kind::reconciled, NodeId("n2")) == 2);
+}
+
+TEST_CASE("mesh/membership: a paused node is declared dead, then meets the others again") {
+    for (std::uint64_t seed : {3, 17, 29, 41}) {
+        CAPTURE(seed);
+        Cluster cluster(3, seed, LinkModel{Duration(1), Duration(3), 0.01, true});
+        REQUIRE(cluster.world.run_until_converged(2s));
+        cluster.world.run_for(1s);
+        const auto idle = cluster.frames_per_second();
+        const auto incarnations = cluster.incarnations();
+        cluster.world.pause(NodeId("n2"), 1800ms);  // 3x the failure timeout, as under SIGSTOP
+        cluster.world.run_for(1800ms);
+        CHECK(cluster.live_at(0) == std::vector<std::string>{"n0", "n1"});
+        CHECK(cluster.count_events(MembershipEvent::Kind::died, NodeId("n2")) == 2);
+        // Converged within two failure timeouts of its waking up, no process replaced.
+        REQUIRE(cluster.world.run_until_converged(1200ms));
+        CHECK(cluster.incarnations() == incarnations);
+        // Each pair that had declared the other dead ended what it shared on both sides.
+        for (const char* peer : {"n0", "n1"}) {
+            CHECK(cluster.count_events_at(NodeId("n2"), MembershipEvent::Kind::died, NodeId(peer)) +
+                      cluster.count_events_at(NodeId("n2"), MembershipEvent::Kind::reconciled,
+                                              NodeId(peer)) >=
+                  1);
+        }
+        // Nothing keeps echoing once they agree: the heartbeats alone, as before the pause.
+        cluster.world.run_for(1s);
+        const auto after = cluster.frames_per_second();
+        CHECK(after <= idle + idle / 10);
+        CHECK(cluster.live_at(2).size() == 3);
+    }
+}
+
+TEST_CASE("mesh/membership: a pause shorter than the failure timeout declares nobody dead") {
+    Cluster cluster(3);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    cluster.world.pause(NodeId("n1"), 300ms);  // half the failure timeout
+    cluster.world.run_for(2s);
+    CHECK(cluster.count_events(MembershipEvent::Kind::died, NodeId("n1")) == 0);
+    CHECK(cluster.count_events(MembershipEvent::Kind::reconciled, NodeId("n1")) == 0);
+    CHECK(cluster.live_at(1).size() == 3);
+}
+
+TEST_CASE("mesh/membership: repeated partitions of random sides always heal into one view") {
+    for (std::uint64_t seed : {5, 6, 7}) {
+        CAPTURE(seed);
+        Cluster cluster(5, seed, LinkModel{Duration(1), Duration(4), 0.02, true});
+        REQUIRE(cluster.world.run_until_converged(2s));
+        std::mt19937_64 random(seed);
+        for (int round = 0; round < 4; ++round) {
+            std::set<NodeId> side_a;
+            std::set<NodeId> side_b;
+            for (std::size_t i = 0; i < 5; ++i) {
+                (random() % 2 == 0 ? side_a : side_b).insert(Cluster::name(i));
+            }
+            cluster.world.partition(side_a, side_b);
+            cluster.world.run_for(Duration(700 + static_cast<int>(random() % 1500)));
+            if (random() % 2 == 0) {
+                cluster.world.pause(Cluster::name(random() % 5), Duration(200 + random() % 1500));
+            }
+            cluster.world.heal();
+            CHECK(cluster.world.run_until_converged(3000ms));
+        }
+    }
 }
 
 TEST_CASE("mesh/membership: the same seed gives the same run") {

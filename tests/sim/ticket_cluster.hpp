@@ -40,8 +40,7 @@ public:
             ++terminal[message.ticket_id][user];
             terminal_kinds[message.ticket_id].insert(message.kind);
             const std::string reason(message.payload.begin(), message.payload.end());
-            if (message.kind == PushKind::cancel &&
-                (reason == cancel_reason_room_gone || reason == cancel_reason_rejoined)) {
+            if (message.kind == PushKind::cancel && reason == cancel_reason_room_gone) {
                 room_gone_cancels.insert(message.ticket_id);
             }
         }

@@ -2,6 +2,7 @@
 // simulated cluster without faults (virtual time: the timings below are exact).
 #include <doctest/doctest.h>
 
+#include "ticket/ticket.capnp.h"
 #include "ticket_cluster.hpp"
 
 using namespace ticket_sim;
@@ -122,6 +123,38 @@ TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a lone ticket times out at its dur
     CHECK(recorder.fired("timeout:cat"));
     CHECK_FALSE(cluster.at(2).has_ticket(ranked, UserId("cat")));
     CHECK(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());  // free again
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a joining ticket whose join is never answered ends at its "
+                  "deadline, and leaves the room it may have entered") {
+    // Everything n0's ticket service sends is lost (its heartbeats still arrive, so n0 stays a
+    // live member for n1): bob's join into ann's three-seat room is taken but never confirmed.
+    // bob's ticket honours its deadline (within one attempt's timeout), hears one 219, and the
+    // room lets him go.
+    recorder.duration = 10s;
+    recorder.max_members = 3;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    recorder.duration = 2s;  // bob's
+    cluster.world.drop_if([](const NodeId& from, const NodeId&, const Envelope& envelope) {
+        return from == NodeId("n0") && envelope.service == wire::SERVICE;
+    });
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(1990ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")).empty());  // before its deadline: nothing
+    cluster.run(210ms);  // the deadline plus one attempt's timeout (200 ms)
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{219});
+    CHECK(cluster.at(1).courier().abandoned() >= 1);
+    CHECK_FALSE(cluster.at(1).has_ticket(ranked, UserId("bob")));
+    cluster.run(100ms);
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+          std::vector<UserId>{UserId("ann")});
+    cluster.world.drop_if(nullptr);
+    cluster.run(3s);
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{219});  // and nothing after it
 }
 
 TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a join extends the deadline; MaxMembers completes") {

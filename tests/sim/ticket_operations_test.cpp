@@ -416,29 +416,68 @@ TEST_CASE("ticket/failure payload: a message and a code survive the round trip")
 }
 
 TEST_CASE_FIXTURE(Fixture,
-                  "ticket/operations: a party start whose node rejoins while gathering fails, and "
-                  "the member claimed there hears one 222") {
-    // n0 and n2 lose each other long enough to declare each other dead. After the heal, n0
-    // learns it was declared dead (it rejoins, which ends every participation it held) while
-    // its claim of dan on n1 is still in flight: cat, claimed on n0 before that, was told the
-    // ticket ended, so the ticket must not start with her.
+                  "ticket/operations: two nodes that declared each other dead end only what they "
+                  "shared, and meet again") {
+    // ann's room on n0 holds bob (home n1) and cat (home n2); dan waits alone on n2. n0 and n2
+    // lose each other for longer than the failure timeout: cat's seat is the only thing the two
+    // shared, so cat hears 222 once and everything else goes on, no node replaced.
+    max_members = 4;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    cluster.connect(2, "cat", 1500);
+    cluster.connect(2, "dan", 3000);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("dan")).has_value());
+    cluster.run(200ms);
+    REQUIRE(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+            std::vector<UserId>{UserId("ann"), UserId("bob"), UserId("cat")});
+    const auto incarnation = [&](std::size_t i) {
+        return cluster.world.node(TicketCluster::name(i)).core().self().incarnation;
+    };
+    const auto before = std::vector{incarnation(0), incarnation(1), incarnation(2)};
+    cluster.world.partition({TicketCluster::name(0)}, {TicketCluster::name(2)});
+    cluster.run(1s);
+    cluster.world.heal();
+    cluster.run(1s);
+    CHECK(cluster.world.node(TicketCluster::name(2)).network().live_members().size() == 3);
+    CHECK(std::vector{incarnation(0), incarnation(1), incarnation(2)} == before);
+    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{222});
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+          std::vector<UserId>{UserId("ann"), UserId("bob")});
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")).empty());
+    CHECK(cluster.ledger.terminal_codes(UserId("dan")).empty());
+    CHECK(cluster.at(2).is_user_in_ticket_matchmaking(ranked, UserId("dan")));
+    // cat is free to start again, and finds ann's room across the healed link.
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());
+    cluster.run(1500ms);
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+          std::vector<UserId>{UserId("ann"), UserId("bob"), UserId("cat")});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: a party start whose member here disconnects while the "
+                  "party gathers fails") {
+    // ann's party: cat on n0 (claimed at once) and dan on n1 (claimed over a slow link). cat
+    // disconnects before dan's claim is answered: the ticket must not start with her.
     max_members = 4;
     cluster.connect(0, "ann", 1500);
     cluster.connect(0, "cat", 1500);
     cluster.connect(1, "dan", 1500);
-    cluster.world.partition({TicketCluster::name(0)}, {TicketCluster::name(2)});
-    cluster.run(1s);
     cluster.world.set_links(LinkModel{Duration(80), Duration(0), 0.0, false});
-    cluster.world.heal();
-    cluster.run(100ms);  // n0's next heartbeat to n2 is sent; n2's rejection is on its way
     std::optional<Result<void>> started;
     cluster.at(0).start_ticket(ranked, UserId("ann"), {UserId("cat"), UserId("dan")},
                                [&](Result<void> r) { started = r; });
+    cluster.run(20ms);
+    cluster.at(0).disconnect_user(UserId("cat"));
     cluster.run(1s);
     REQUIRE(started.has_value());
     REQUIRE_FALSE(started->has_value());
     CHECK(started->error().code == Errc::party_unavailable);
-    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{222});
     CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());
-    CHECK_FALSE(cluster.at(0).is_user_in_ticket_matchmaking(ranked, UserId("cat")));
+    CHECK_FALSE(cluster.at(1).is_user_in_ticket_matchmaking(ranked, UserId("dan")));
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("dan")).has_value());  // released
 }

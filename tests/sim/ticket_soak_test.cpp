@@ -1,7 +1,8 @@
 // The central test: many tickets on a faulty simulated cluster, then the ticket ledger and the
 // invariants. 5 nodes; tickets arrive over virtual time with random ratings, parties of 1-3 and
 // MaxMembers 2..10; users cancel, leave, kick, broadcast, backfill and disconnect; 1% of frames are
-// lost, latency jitters, one node crashes and a partition heals.
+// lost, latency jitters, one node crashes, a partition heals, and nodes pause (as under SIGSTOP)
+// for longer and shorter than the failure timeout.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -45,6 +46,15 @@ public:
         bool crashed = false;
         bool partitioned = false;
         bool healed = false;
+        // Pauses of 3x and 4x the failure timeout (declared dead, then meets the others again)
+        // and one of half of it (nobody notices), on random nodes that are not crashed.
+        struct Pause {
+            double at;  // share of the arrival period
+            Duration length;
+            bool done = false;
+        };
+        std::vector<Pause> pauses{
+            {0.35, Duration(1800)}, {0.6, Duration(300)}, {0.8, Duration(2500)}};
         while (arrived < options_.tickets) {
             const Time now = cluster_.world.now();
             while (next_arrival <= now && arrived < options_.tickets) {
@@ -65,6 +75,12 @@ public:
             if (partitioned && !healed && elapsed > options_.arrivals_over / 2 + Duration(2000)) {
                 cluster_.world.heal();
                 healed = true;
+            }
+            for (Pause& pause : pauses) {
+                if (!pause.done && elapsed.count() > pause.at * options_.arrivals_over.count()) {
+                    cluster_.world.pause(TicketCluster::name(live_node()), pause.length);
+                    pause.done = true;
+                }
             }
             cluster_.run(step);
             check_invariants();
@@ -141,6 +157,15 @@ public:
             CAPTURE(node.str());
             CHECK(service->ticket_count() == 0);
             CHECK(service->room_count() == 0);
+            for (const auto& [room_id, room] : service->rooms()) {
+                std::string members;
+                for (const Member& member : room.members) {
+                    members +=
+                        " " + member.user->id.str() + " (home " + member.user->home.str() + ")";
+                }
+                MESSAGE("room left behind: ", room_id.str(), " in state ",
+                        static_cast<int>(room.state), ", members", members);
+            }
             CHECK(service->participation_count() == 0);
             CHECK(service->courier().pending() == 0);
             CHECK(service->remembered_count() == 0);
