@@ -177,11 +177,12 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
 }
 
 LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path) {
-    expect_object(section, path,
-                  {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
-                   "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs",
-                   "maxClientFrameBytes", "maxClientConnections", "commandsPerSecond",
-                   "rangeValuesMax", "ticketDurationMinSeconds"});
+    expect_object(
+        section, path,
+        {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
+         "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs", "maxClientFrameBytes",
+         "maxClientConnections", "commandsPerSecond", "rangeValuesMax", "ticketDurationMinSeconds",
+         "loopLagMaxMs", "liveTicketsMax", "requestsInFlightMax"});
     LimitsConfig limits;
     optional_field(section, path, "maxFrameBytes", limits.max_frame_bytes,
                    integer_in(4096, 256 * 1024 * 1024));
@@ -205,6 +206,11 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
     optional_field(section, path, "rangeValuesMax", limits.range_values_max, integer_in(1, 256));
     optional_field(section, path, "ticketDurationMinSeconds", limits.ticket_duration_min_seconds,
                    integer_in(1, 3600));
+    optional_field(section, path, "loopLagMaxMs", limits.loop_lag_max_ms, integer_in(10, 60000));
+    optional_field(section, path, "liveTicketsMax", limits.live_tickets_max,
+                   integer_in(1, 100000000));
+    optional_field(section, path, "requestsInFlightMax", limits.requests_in_flight_max,
+                   integer_in(16, 10000000));
     return limits;
 }
 

@@ -63,6 +63,10 @@ struct LimitsConfig {
     int commands_per_second = 100;      // per client session
     std::size_t range_values_max = 64;  // values per range property in a client's search
     int ticket_duration_min_seconds = 10;
+    // Overload: past any of these a node refuses new tickets (`overloaded`, with a retry-after).
+    int loop_lag_max_ms = 150;                   // how late its event loop may run timers
+    std::size_t live_tickets_max = 200000;       // tickets live on one node
+    std::size_t requests_in_flight_max = 16384;  // requests awaiting other nodes; also per peer
 };
 
 // How a player's submitted value fills one of the profile's properties.

@@ -42,6 +42,7 @@ void MeshCore::leave() {
         transport_.send(member, control_frame(wire::METHOD_LEAVE, payload));
     }
     auto pending = std::exchange(pending_, {});
+    pending_per_peer_.clear();
     for (auto& [correlation, request] : pending) {
         scheduler_.cancel(request.timer);
         fail_later(std::move(request.on_reply), MeshErrc::shutdown, "this node is leaving");
@@ -239,6 +240,11 @@ void MeshCore::finish(std::uint64_t correlation, std::expected<PayloadView, Mesh
     MM_ASSERT(found != pending_.end());
     Pending pending = std::move(found->second);
     pending_.erase(found);
+    auto peer = pending_per_peer_.find(pending.to);
+    MM_ASSERT(peer != pending_per_peer_.end() && peer->second > 0);
+    if (--peer->second == 0) {
+        pending_per_peer_.erase(peer);
+    }
     scheduler_.cancel(pending.timer);
     if (!result) {
         ++counters_.requests_failed;
@@ -297,6 +303,14 @@ void MeshCore::request(const NodeId& to, ServiceId service, MethodId method, Pay
                    fmt::format("{} is not a live member", to.str()));
         return;
     }
+    if (auto in_flight = pending_per_peer_.find(to);
+        in_flight != pending_per_peer_.end() &&
+        in_flight->second >= options_.requests_per_peer_max) {
+        ++counters_.requests_over_peer_limit;
+        fail_later(std::move(on_reply), MeshErrc::overloaded,
+                   fmt::format("{} requests already await {}", in_flight->second, to.str()));
+        return;
+    }
     const std::uint64_t correlation = next_correlation_++;
     const auto sent = transport_.send(
         *member,
@@ -317,6 +331,7 @@ void MeshCore::request(const NodeId& to, ServiceId service, MethodId method, Pay
     });
     pending_.emplace(correlation,
                      Pending{to, std::move(on_reply), timer, scheduler_.precise_now()});
+    ++pending_per_peer_[to];
 }
 
 void MeshCore::dispatch_local(ServiceId service, MethodId method, Payload payload,

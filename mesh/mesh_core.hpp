@@ -45,14 +45,18 @@ struct MeshOptions {
     std::function<void(const std::string&)> on_warning;
     // Hears the round trip of every answered request to another node (for metrics).
     std::function<void(std::chrono::nanoseconds)> on_round_trip;
+    // Requests awaiting one peer's answers at once; past it a request fails at once with
+    // `overloaded` (a slow peer is not sent more work, and its backlog is bounded).
+    std::size_t requests_per_peer_max = 16384;
 };
 
 struct MeshCounters {
     std::uint64_t requests_sent = 0;
     std::uint64_t requests_failed = 0;  // timeouts, unreachable, overloaded
     std::uint64_t requests_timed_out = 0;
-    std::uint64_t late_responses = 0;  // arrived after their timeout
-    std::uint64_t sends_dropped = 0;   // one-way messages that could not be queued
+    std::uint64_t requests_over_peer_limit = 0;  // failed at once: too many awaiting that peer
+    std::uint64_t late_responses = 0;            // arrived after their timeout
+    std::uint64_t sends_dropped = 0;             // one-way messages that could not be queued
     std::uint64_t frames_from_strangers = 0;
     std::uint64_t handler_failures = 0;
 };
@@ -130,6 +134,7 @@ private:
     std::unordered_map<HandlerKey, OneWayHandler> one_way_handlers_;
     std::vector<MembershipListener> listeners_;
     std::unordered_map<std::uint64_t, Pending> pending_;
+    std::unordered_map<NodeId, std::size_t> pending_per_peer_;
     std::uint64_t next_correlation_ = 1;
     TimerId heartbeat_timer_ = 0;
     bool started_ = false;

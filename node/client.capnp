@@ -167,10 +167,12 @@ struct Reply {
 # draining. Tickets: not_set_up, already_has_ticket, in_previous_room, failed_to_create,
 # invalid_params, user_not_found, ticket_not_found, not_owner, not_active, room_not_found,
 # target_not_found, party_unavailable, completed_room_required, ticket_exists,
-# backfill_not_found, join_refused, unknown_ticket_type.
+# backfill_not_found, join_refused, unknown_ticket_type, overloaded (startTicket: the node is past
+# its capacity; try again after retryAfterMs, on this node or another).
 struct Error {
   category @0 :Text;
   message @1 :Text;             # for humans: names the bad input and why
+  retryAfterMs @2 :UInt32;      # when trying again may succeed (overloaded); 0: no hint
 }
 
 struct Items {

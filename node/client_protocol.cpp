@@ -359,6 +359,7 @@ mesh::Frame encode_reply(const ClientReply& reply) {
                 auto error = out.initError();
                 error.setCategory(body.category);
                 error.setMessage(body.message);
+                error.setRetryAfterMs(body.retry_after_ms);
             } else if constexpr (std::is_same_v<T, matching::SearchOutcome>) {
                 auto items = out.initItems();
                 items.setKeysUnanswered(static_cast<std::uint32_t>(body.keys_unanswered));
@@ -406,7 +407,8 @@ void read_reply(wire::Reply::Reader reply, ClientReply& out) {
         case wire::Reply::OK: out.body = std::monostate{}; break;
         case wire::Reply::ERROR:
             out.body = ReplyError{reply.getError().getCategory().cStr(),
-                                  reply.getError().getMessage().cStr()};
+                                  reply.getError().getMessage().cStr(),
+                                  reply.getError().getRetryAfterMs()};
             break;
         case wire::Reply::ITEMS: {
             matching::SearchOutcome outcome;

@@ -115,6 +115,7 @@ struct ClientRequest {
 struct ReplyError {
     std::string category;
     std::string message;
+    std::uint32_t retry_after_ms = 0;  // set with `overloaded`
 };
 
 struct ClientReply {

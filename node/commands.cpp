@@ -17,8 +17,10 @@ ClientReply error_reply(std::uint64_t id, const Result& result) {
     return ClientReply{id, ReplyError{category_of(result.error().code), result.error().message}};
 }
 
-ClientReply refusal(std::uint64_t id, std::string category, std::string message) {
-    return ClientReply{id, ReplyError{std::move(category), std::move(message)}};
+ClientReply refusal(std::uint64_t id, std::string category, std::string message,
+                    Duration retry_after = Duration(0)) {
+    return ClientReply{id, ReplyError{std::move(category), std::move(message),
+                                      static_cast<std::uint32_t>(retry_after.count())}};
 }
 
 std::uint64_t unix_seconds() {
@@ -252,6 +254,12 @@ void Node::start_ticket(const UserId& user, StartTicketCommand& command, std::ui
     }
     if (auto checked = ticket_types_->check_values(type, command.values); !checked) {
         reply(refusal(id, "invalid_params", "startTicket: " + checked.error()));
+        return;
+    }
+    // Past its capacity the node takes no new work; what it took keeps its promises.
+    if (auto refused = admission_.admit(load())) {
+        log_->debug("client: refused a ticket of user {}: {}", user.str(), refused->reason);
+        reply(refusal(id, "overloaded", "startTicket: " + refused->reason, refused->retry_after));
         return;
     }
     matching::ValueMap values;

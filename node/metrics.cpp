@@ -137,6 +137,17 @@ std::expected<std::unique_ptr<Metrics>, std::string> Metrics::create(const std::
                               .Name("matchmesh_frames_rejected_total")
                               .Help("Frames that closed their connection, by reason")
                               .Register(registry);
+    metrics->refused_overloaded_ =
+        &prometheus::BuildCounter()
+             .Name("matchmesh_tickets_refused_overloaded_total")
+             .Help("Ticket starts refused because the node was past its capacity")
+             .Register(registry)
+             .Add({});
+    metrics->loop_lag_ = &prometheus::BuildGauge()
+                              .Name("matchmesh_loop_lag_seconds")
+                              .Help("How late the event loop runs its timers, smoothed")
+                              .Register(registry)
+                              .Add({});
     metrics->exposer_->RegisterCollectable(metrics->registry_);
     return metrics;
 }
@@ -160,6 +171,9 @@ void Metrics::update(const MetricsSnapshot& snapshot) {
     advance(*joins_refused_, seen_.joins_refused, snapshot.joins_refused);
     advance(*mesh_frames_in_, seen_.mesh_frames_in, snapshot.mesh_frames_in);
     advance(*mesh_frames_out_, seen_.mesh_frames_out, snapshot.mesh_frames_out);
+    advance(*refused_overloaded_, seen_.tickets_refused_overloaded,
+            snapshot.tickets_refused_overloaded);
+    loop_lag_->Set(static_cast<double>(snapshot.loop_lag_ms) / 1000.0);
     for (const auto& [reason, count] : snapshot.frames_rejected) {
         advance(rejected_->Add({{"reason", reason}}), seen_.frames_rejected[reason], count);
     }

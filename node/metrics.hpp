@@ -41,6 +41,8 @@ struct MetricsSnapshot {
     std::uint64_t mesh_frames_in = 0;
     std::uint64_t mesh_frames_out = 0;
     std::map<std::string, std::uint64_t> frames_rejected;  // by reason
+    std::uint64_t tickets_refused_overloaded = 0;          // startTicket refused: past capacity
+    std::int64_t loop_lag_ms = 0;                          // the lag admission judges by
 };
 
 // GET /metrics from a node's admin address: the value of the sample named `sample` (the metric
@@ -75,6 +77,8 @@ private:
     prometheus::Counter* joins_refused_ = nullptr;
     prometheus::Counter* mesh_frames_in_ = nullptr;
     prometheus::Counter* mesh_frames_out_ = nullptr;
+    prometheus::Counter* refused_overloaded_ = nullptr;
+    prometheus::Gauge* loop_lag_ = nullptr;
     prometheus::Gauge* searching_ = nullptr;
     prometheus::Gauge* waiting_ = nullptr;
     prometheus::Gauge* items_ = nullptr;

@@ -52,6 +52,18 @@ const char* phase_name(ticket::RoomState state) {
     return "?";
 }
 
+AdmissionOptions admission_options(const config::LimitsConfig& limits) {
+    AdmissionOptions options;
+    options.loop_lag_max = Duration(limits.loop_lag_max_ms);
+    options.live_tickets_max = limits.live_tickets_max;
+    options.requests_in_flight_max = limits.requests_in_flight_max;
+    return options;
+}
+
+// How often the loop's lag is sampled: often enough to see a backlog build within a search
+// interval, rarely enough to cost nothing.
+constexpr Duration lag_probe_interval{20};
+
 }  // namespace
 
 Node::Node(const config::Config& config, std::shared_ptr<spdlog::logger> log)
@@ -59,7 +71,8 @@ Node::Node(const config::Config& config, std::shared_ptr<spdlog::logger> log)
       log_(std::move(log)),
       scheduler_(context_),
       transport_(context_, tcp_options(config), log_),
-      signals_(context_, SIGTERM, SIGINT, SIGUSR1) {}
+      signals_(context_, SIGTERM, SIGINT, SIGUSR1),
+      admission_(admission_options(config.limits), std::hash<std::string>{}(config.node.id)) {}
 
 Node::~Node() {
     scheduler_.clear();
@@ -98,6 +111,7 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     mesh_options.membership.heartbeat_interval = Duration(config.cluster.heartbeat_interval_ms);
     mesh_options.membership.dead_after = Duration(config.cluster.dead_after_ms);
     mesh_options.limits = tcp_options(config).limits;
+    mesh_options.requests_per_peer_max = config.limits.requests_in_flight_max;
     mesh_options.on_warning = [log = log_](const std::string& text) {
         log->warn("mesh: {}", text);
     };
@@ -165,7 +179,21 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     clients_->start();
     wait_for_signal();
     every_second();
+    lag_probe_due_ = scheduler_.now() + lag_probe_interval;
+    lag_timer_ = scheduler_.run_after(lag_probe_interval, [this] { probe_lag(); });
     return {};
+}
+
+// A timer set for T that runs at T + lag: the loop had that much work queued before it.
+void Node::probe_lag() {
+    const Time now = scheduler_.now();
+    admission_.observe_lag(std::max(Duration(0), now - lag_probe_due_));
+    lag_probe_due_ = now + lag_probe_interval;
+    lag_timer_ = scheduler_.run_after(lag_probe_interval, [this] { probe_lag(); });
+}
+
+Load Node::load() const {
+    return Load{tickets_->ticket_count(), core_->pending_requests(), tickets_->courier().pending()};
 }
 
 int Node::run() {
@@ -272,6 +300,8 @@ MetricsSnapshot Node::snapshot() const {
     snapshot.sessions = clients_->connection_count();
     snapshot.mesh_frames_in = transport_.counters().frames_in;
     snapshot.mesh_frames_out = transport_.counters().frames_out;
+    snapshot.tickets_refused_overloaded = admission_.refused();
+    snapshot.loop_lag_ms = admission_.lag().count();
     for (const auto& [reason, count] : transport_.counters().rejected_by_reason) {
         snapshot.frames_rejected["mesh: " + reason] = count;
     }
@@ -285,13 +315,16 @@ void Node::every_second() {
         metrics_->update(now);
     }
     log_->info(
-        "summary: tickets started {} completed {} timed out {} canceled {}; searching {} "
-        "waiting {}; sessions {}; items {}; members {}",
+        "summary: tickets started {} completed {} timed out {} canceled {} refused as "
+        "overloaded {}; searching {} waiting {}; sessions {}; items {}; members {}; loop lag {} "
+        "ms",
         now.tickets_started - last_summary_.tickets_started,
         now.tickets_completed - last_summary_.tickets_completed,
         now.tickets_timed_out - last_summary_.tickets_timed_out,
-        now.tickets_canceled - last_summary_.tickets_canceled, now.tickets_searching,
-        now.tickets_waiting, now.sessions, now.store_items, now.members_alive);
+        now.tickets_canceled - last_summary_.tickets_canceled,
+        now.tickets_refused_overloaded - last_summary_.tickets_refused_overloaded,
+        now.tickets_searching, now.tickets_waiting, now.sessions, now.store_items,
+        now.members_alive, now.loop_lag_ms);
     last_summary_ = now;
     second_timer_ = scheduler_.run_after(Duration(1000), [this] { every_second(); });
 }

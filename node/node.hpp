@@ -27,6 +27,7 @@
 #include "mesh/asio/asio_scheduler.hpp"
 #include "mesh/asio/tcp_transport.hpp"
 #include "mesh/mesh_core.hpp"
+#include "node/admission.hpp"
 #include "node/client_server.hpp"
 #include "node/metrics.hpp"
 #include "node/ticket_types.hpp"
@@ -78,6 +79,8 @@ private:
     void log_membership(const mesh::MembershipEvent& event);
     void every_second();
     [[nodiscard]] MetricsSnapshot snapshot() const;
+    void probe_lag();
+    [[nodiscard]] Load load() const;
 
     // commands.cpp
     void handle_store(const std::shared_ptr<Session>& session, ClientRequest& request,
@@ -107,6 +110,9 @@ private:
     std::string client_address_;
     mesh::TimerId second_timer_ = 0;
     MetricsSnapshot last_summary_;
+    Admission admission_;
+    mesh::TimerId lag_timer_ = 0;
+    Time lag_probe_due_{};
     bool draining_ = false;
     Duration drain_limit_{3000};
 };

@@ -102,7 +102,11 @@ nlohmann::json to_json(const ClientReply& reply) {
             if constexpr (std::is_same_v<T, std::monostate>) {
                 return {{"ok", true}};
             } else if constexpr (std::is_same_v<T, ReplyError>) {
-                return {{"error", {{"category", body.category}, {"message", body.message}}}};
+                nlohmann::json error = {{"category", body.category}, {"message", body.message}};
+                if (body.retry_after_ms > 0) {
+                    error["retryAfterMs"] = body.retry_after_ms;
+                }
+                return {{"error", error}};
             } else if constexpr (std::is_same_v<T, matching::SearchOutcome>) {
                 auto items = nlohmann::json::array();
                 for (const auto& item : body.items) {
@@ -147,6 +151,9 @@ void print_text(const ClientReply& reply) {
                 std::printf("ok\n");
             } else if constexpr (std::is_same_v<T, ReplyError>) {
                 std::printf("error %s: %s\n", body.category.c_str(), body.message.c_str());
+                if (body.retry_after_ms > 0) {
+                    std::printf("retry after %u ms\n", body.retry_after_ms);
+                }
             } else if constexpr (std::is_same_v<T, matching::SearchOutcome>) {
                 for (const auto& item : body.items) {
                     std::printf(

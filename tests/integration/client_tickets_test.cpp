@@ -459,6 +459,41 @@ TEST_CASE("integration/client-tickets: ticket commands are refused with their er
     check_no_errors_logged(one.cluster, 1);
 }
 
+TEST_CASE(
+    "integration/client-tickets: past its capacity a node refuses new tickets as overloaded, "
+    "with a retry-after, and takes them again once it has room") {
+    // limits.liveTicketsMax 2: two waiting tickets fill the node. A third start is refused at
+    // once, names the limit and hints when to come back; the two keep their promises, and when
+    // one ends the node takes a ticket again.
+    OneNode one(std::string(short_tickets) + R"(, "liveTicketsMax": 2)");
+    auto alice = session(one.a, "alice");
+    auto bob = session(one.a, "bob");
+    auto cat = session(one.a, "cat");
+    REQUIRE(describe(start_ticket(alice, duel, 1000)) == "ok");
+    REQUIRE(describe(start_ticket(bob, trio, 5000)) == "ok");
+    auto refused = start_ticket(cat, duel, 9000);
+    REQUIRE(category(refused) == "overloaded");
+    CHECK(error_message(refused) ==
+          "startTicket: this node is past its capacity: live tickets at 2 of 2");
+    const auto& error = std::get<ReplyError>(refused->body);
+    CHECK(error.retry_after_ms >= 125);  // half the 250 ms minimum, at least
+    CHECK(error.retry_after_ms <= 5000);
+    CHECK(category(start_ticket(cat, duel, 9000)) == "overloaded");
+    // Bad input is still named as such, whatever the load.
+    CHECK(category(start_ticket(cat, 9, 1000)) == "unknown_ticket_type");
+    CHECK(eventually(
+        [&] {
+            return node::read_metric(one.cluster.node(0).admin_address(),
+                                     "matchmesh_tickets_refused_overloaded_total") == 2;
+        },
+        push_wait));
+    REQUIRE(describe(ticket_command(alice, TicketAction::cancel, duel)) == "ok");
+    expect_push(alice, PushKind::cancel, push_wait);
+    CHECK(describe(start_ticket(cat, duel, 9000)) == "ok");
+    CHECK(room_members(bob, trio) == std::vector<std::string>{"bob"});  // untouched
+    check_no_errors_logged(one.cluster, 1);
+}
+
 TEST_CASE("integration/client-tickets: with a token secret, hello needs a valid, unexpired token") {
     // Forged, expired and missing tokens are refused with the reason; nothing works before hello.
     TestFolder folder;

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 
@@ -28,8 +29,9 @@ struct Cluster {
     std::vector<MembershipEvent> events;  // every event any node published, in order
     std::vector<NodeId> event_nodes;
 
-    explicit Cluster(std::size_t count, std::uint64_t seed = 7, LinkModel links = {})
-        : world(seed, fast_options(), links) {
+    explicit Cluster(std::size_t count, std::uint64_t seed = 7, LinkModel links = {},
+                     MeshOptions options = fast_options())
+        : world(seed, std::move(options), links) {
         world.on_start([this](SimNode& node) {
             node.network().on_membership([this, id = node.id()](const MembershipEvent& event) {
                 events.push_back(event);
@@ -280,4 +282,37 @@ TEST_CASE("mesh/requests: answered, failed, timed out, and unreachable") {
     cluster.world.run_for(1s);  // n2 goes silent and dies before the timeout
     CHECK(outcomes == std::vector<std::string>{"unreachable"});
     CHECK(cluster.world.node(NodeId("n0")).core().pending_requests() == 0);
+}
+
+TEST_CASE("mesh/requests: past the per-peer limit a request fails at once, others still go") {
+    MeshOptions options = fast_options();
+    options.requests_per_peer_max = 3;
+    Cluster cluster(3, 7, {}, options);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    constexpr ServiceId echo = 99;
+    std::vector<Responder> held;  // never answered: the requests stay in flight until they time out
+    for (SimNode* node : cluster.world.nodes()) {
+        node->network().on_request(echo, 1, [&held](const NodeId&, PayloadView, Responder reply) {
+            held.push_back(std::move(reply));
+        });
+    }
+    Network& n0 = cluster.world.node(NodeId("n0")).network();
+    const Payload payload = Payload::copy_of(std::vector<capnp::word>(1, capnp::word{}));
+    std::map<std::string, int> outcomes;
+    auto record = [&outcomes](std::expected<PayloadView, MeshError> result) {
+        ++outcomes[result ? "ok" : std::string(to_string(result.error().code))];
+    };
+    for (int i = 0; i < 5; ++i) {
+        n0.request(NodeId("n1"), echo, 1, payload, 300ms, record);
+    }
+    n0.request(NodeId("n2"), echo, 1, payload, 300ms, record);  // another peer: its own limit
+    cluster.world.run_for(10ms);
+    CHECK(outcomes == std::map<std::string, int>{{"overloaded", 2}});
+    CHECK(cluster.world.node(NodeId("n0")).core().pending_requests() == 4);
+    CHECK(cluster.world.node(NodeId("n0")).core().counters().requests_over_peer_limit == 2);
+    cluster.world.run_for(300ms);  // the four time out, and n1 takes requests again
+    CHECK(outcomes == std::map<std::string, int>{{"overloaded", 2}, {"timeout", 4}});
+    n0.request(NodeId("n1"), echo, 1, payload, 300ms, record);
+    cluster.world.run_for(10ms);
+    CHECK(cluster.world.node(NodeId("n0")).core().pending_requests() == 1);
 }

@@ -1,0 +1,68 @@
+#include "node/admission.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "mesh/base/assert.hpp"
+
+namespace matchmesh::node {
+
+Admission::Admission(AdmissionOptions options, std::uint64_t seed)
+    : options_(options), random_(seed) {
+    MM_ASSERT(options_.loop_lag_max > Duration(0));
+    MM_ASSERT(options_.live_tickets_max > 0 && options_.requests_in_flight_max > 0 &&
+              options_.deliveries_waiting_max > 0);
+    MM_ASSERT(options_.retry_after_min > Duration(0) &&
+              options_.retry_after_min <= options_.retry_after_max);
+}
+
+void Admission::observe_lag(Duration lag) {
+    // Up at once; down by an eighth of the gap per sample.
+    lag_ = std::max(lag, lag_ - (lag_ - std::min(lag, lag_)) / 8);
+}
+
+std::optional<Refusal> Admission::admit(const Load& load) {
+    struct Gauge {
+        const char* what;
+        double used;
+        double max;
+    };
+    const std::array gauges{
+        Gauge{"event loop lag (ms)", static_cast<double>(lag_.count()),
+              static_cast<double>(options_.loop_lag_max.count())},
+        Gauge{"live tickets", static_cast<double>(load.live_tickets),
+              static_cast<double>(options_.live_tickets_max)},
+        Gauge{"requests awaiting other nodes", static_cast<double>(load.requests_in_flight),
+              static_cast<double>(options_.requests_in_flight_max)},
+        Gauge{"deliveries awaiting a retry", static_cast<double>(load.deliveries_waiting),
+              static_cast<double>(options_.deliveries_waiting_max)},
+    };
+    const Gauge& fullest = *std::max_element(
+        gauges.begin(), gauges.end(),
+        [](const Gauge& a, const Gauge& b) { return a.used / a.max < b.used / b.max; });
+    const double pressure = fullest.used / fullest.max;
+    const bool refuse =
+        pressure >= 1.0 ||
+        (pressure > 0.5 && std::bernoulli_distribution((pressure - 0.5) * 2)(random_));
+    if (!refuse) {
+        ++admitted_;
+        return std::nullopt;
+    }
+    ++refused_;
+    return Refusal{fmt::format("this node is past its capacity: {} at {:.0f} of {:.0f}",
+                               fullest.what, fullest.used, fullest.max),
+                   retry_after()};
+}
+
+// Four times the lag, at least the minimum, at most the maximum; then between half and all of it.
+Duration Admission::retry_after() {
+    const Duration base = std::clamp(options_.retry_after_min + lag_ * 4, options_.retry_after_min,
+                                     options_.retry_after_max);
+    const auto half = base.count() / 2;
+    return Duration(half +
+                    std::uniform_int_distribution<std::int64_t>(0, base.count() - half)(random_));
+}
+
+}  // namespace matchmesh::node

@@ -1,0 +1,72 @@
+#pragma once
+// Admission: whether this node takes a new ticket now. Past its capacity a node refuses new
+// tickets at once (`overloaded`, with a hint of when to try again) rather than accepting work it
+// cannot finish: the tickets it already took keep their promises, and refusing costs far less
+// than a ticket whose requests time out and are retried.
+//
+// Capacity shows in four places: how late the event loop runs its timers (the CPU is saturated),
+// how many tickets are live here (memory), how many requests to other nodes await answers (they
+// are slow), and how many deliveries wait to be retried. Each is measured against its maximum;
+// the fullest one is the node's pressure. Below half, every ticket is taken; from half to full a
+// growing share is refused (a ramp, so that the node settles instead of swinging between taking
+// all and refusing all); at or past full, all are. The hint grows with the loop's lag and is
+// jittered, so that refused players do not all come back at once.
+//
+// Pure: the node feeds it lag samples and its counts. Owned by the node, on its loop thread.
+
+#include <cstddef>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "mesh/base/time.hpp"
+
+namespace matchmesh::node {
+
+struct AdmissionOptions {
+    Duration loop_lag_max{150};
+    std::size_t live_tickets_max = 200000;
+    std::size_t requests_in_flight_max = 16384;  // to all other nodes together
+    std::size_t deliveries_waiting_max = 50000;
+    Duration retry_after_min{250};
+    Duration retry_after_max{5000};
+};
+
+struct Load {
+    std::size_t live_tickets = 0;
+    std::size_t requests_in_flight = 0;
+    std::size_t deliveries_waiting = 0;
+};
+
+struct Refusal {
+    std::string reason;  // which limit, with its figures
+    Duration retry_after;
+};
+
+class Admission {
+public:
+    Admission(AdmissionOptions options, std::uint64_t seed);
+
+    // One measurement of how late a timer ran. The lag the node is judged by follows a rise at
+    // once and eases off over a few hundred milliseconds.
+    void observe_lag(Duration lag);
+    [[nodiscard]] Duration lag() const { return lag_; }
+
+    // Whether to take one more ticket given the node's counts; a refusal says why and when to
+    // try again.
+    [[nodiscard]] std::optional<Refusal> admit(const Load& load);
+
+    [[nodiscard]] std::uint64_t admitted() const { return admitted_; }
+    [[nodiscard]] std::uint64_t refused() const { return refused_; }
+
+private:
+    [[nodiscard]] Duration retry_after();
+
+    AdmissionOptions options_;
+    std::mt19937_64 random_;
+    Duration lag_{0};
+    std::uint64_t admitted_ = 0;
+    std::uint64_t refused_ = 0;
+};
+
+}  // namespace matchmesh::node

@@ -1,0 +1,100 @@
+// Admission: a node takes every ticket below half its capacity, refuses all at or past it, a
+// growing share in between, and hints when to come back.
+#include <doctest/doctest.h>
+
+#include "node/admission.hpp"
+
+using namespace matchmesh;
+using namespace matchmesh::node;
+
+namespace {
+
+AdmissionOptions small() {
+    AdmissionOptions options;
+    options.loop_lag_max = Duration(100);
+    options.live_tickets_max = 1000;
+    options.requests_in_flight_max = 100;
+    options.deliveries_waiting_max = 100;
+    options.retry_after_min = Duration(200);
+    options.retry_after_max = Duration(4000);
+    return options;
+}
+
+int refusals(Admission& admission, const Load& load, int tries) {
+    int refused = 0;
+    for (int i = 0; i < tries; ++i) {
+        refused += admission.admit(load).has_value();
+    }
+    return refused;
+}
+
+}  // namespace
+
+TEST_CASE("node/admission: below half of every limit every ticket is taken") {
+    Admission admission(small(), 1);
+    admission.observe_lag(Duration(49));
+    CHECK(refusals(admission, Load{499, 49, 49}, 1000) == 0);
+    CHECK(admission.admitted() == 1000);
+    CHECK(admission.refused() == 0);
+}
+
+TEST_CASE("node/admission: at any limit every ticket is refused, naming the limit") {
+    for (const Load& load : {Load{1000, 0, 0}, Load{0, 100, 0}, Load{0, 0, 250}}) {
+        Admission admission(small(), 2);
+        CHECK(refusals(admission, load, 100) == 100);
+    }
+    Admission admission(small(), 3);
+    auto refused = admission.admit(Load{1200, 10, 0});
+    REQUIRE(refused.has_value());
+    CHECK(refused->reason == "this node is past its capacity: live tickets at 1200 of 1000");
+    admission.observe_lag(Duration(300));
+    refused = admission.admit(Load{});
+    REQUIRE(refused.has_value());
+    CHECK(refused->reason == "this node is past its capacity: event loop lag (ms) at 300 of 100");
+}
+
+TEST_CASE("node/admission: between half and full, the refused share grows with the pressure") {
+    Admission admission(small(), 4);
+    const int at_60 = refusals(admission, Load{600, 0, 0}, 2000);  // 20% expected
+    const int at_90 = refusals(admission, Load{900, 0, 0}, 2000);  // 80% expected
+    CHECK(at_60 > 250);
+    CHECK(at_60 < 550);
+    CHECK(at_90 > 1450);
+    CHECK(at_90 < 1750);
+}
+
+TEST_CASE("node/admission: the lag follows a rise at once and eases off over several samples") {
+    Admission admission(small(), 5);
+    admission.observe_lag(Duration(400));
+    CHECK(admission.lag() == Duration(400));
+    admission.observe_lag(Duration(0));
+    CHECK(admission.lag() == Duration(350));
+    for (int i = 0; i < 40; ++i) {
+        admission.observe_lag(Duration(0));
+    }
+    CHECK(admission.lag() < Duration(10));
+    admission.observe_lag(Duration(120));
+    CHECK(admission.lag() == Duration(120));
+}
+
+TEST_CASE("node/admission: the retry hint grows with the lag, jittered within its bounds") {
+    Admission admission(small(), 6);
+    Duration low_max{0};
+    for (int i = 0; i < 200; ++i) {
+        auto refused = admission.admit(Load{1000, 0, 0});  // no lag: the minimum, jittered
+        REQUIRE(refused.has_value());
+        CHECK(refused->retry_after >= Duration(100));
+        CHECK(refused->retry_after <= Duration(200));
+        low_max = std::max(low_max, refused->retry_after);
+    }
+    admission.observe_lag(Duration(2000));
+    Duration high_min{1000000};
+    for (int i = 0; i < 200; ++i) {
+        auto refused = admission.admit(Load{});
+        REQUIRE(refused.has_value());
+        CHECK(refused->retry_after >= Duration(2000));  // half the 4 s cap
+        CHECK(refused->retry_after <= Duration(4000));
+        high_min = std::min(high_min, refused->retry_after);
+    }
+    CHECK(high_min > low_max);
+}
