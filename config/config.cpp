@@ -182,7 +182,7 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
         {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
          "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs", "maxClientFrameBytes",
          "maxClientConnections", "commandsPerSecond", "rangeValuesMax", "ticketDurationMinSeconds",
-         "loopLagMaxMs", "liveTicketsMax", "requestsInFlightMax"});
+         "loopLagMaxMs", "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
     LimitsConfig limits;
     optional_field(section, path, "maxFrameBytes", limits.max_frame_bytes,
                    integer_in(4096, 256 * 1024 * 1024));
@@ -207,6 +207,7 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
     optional_field(section, path, "ticketDurationMinSeconds", limits.ticket_duration_min_seconds,
                    integer_in(1, 3600));
     optional_field(section, path, "loopLagMaxMs", limits.loop_lag_max_ms, integer_in(10, 60000));
+    optional_field(section, path, "roundTripMaxMs", limits.round_trip_max_ms, integer_in(1, 60000));
     optional_field(section, path, "liveTicketsMax", limits.live_tickets_max,
                    integer_in(1, 100000000));
     optional_field(section, path, "requestsInFlightMax", limits.requests_in_flight_max,

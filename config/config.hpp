@@ -65,6 +65,7 @@ struct LimitsConfig {
     int ticket_duration_min_seconds = 10;
     // Overload: past any of these a node refuses new tickets (`overloaded`, with a retry-after).
     int loop_lag_max_ms = 150;                   // how late its event loop may run timers
+    int round_trip_max_ms = 50;                  // how long other nodes take to answer, on average
     std::size_t live_tickets_max = 200000;       // tickets live on one node
     std::size_t requests_in_flight_max = 16384;  // requests awaiting other nodes; also per peer
 };

@@ -11,7 +11,7 @@ namespace matchmesh::node {
 
 Admission::Admission(AdmissionOptions options, std::uint64_t seed)
     : options_(options), random_(seed) {
-    MM_ASSERT(options_.loop_lag_max > Duration(0));
+    MM_ASSERT(options_.loop_lag_max > Duration(0) && options_.round_trip_max_ms > 0);
     MM_ASSERT(options_.live_tickets_max > 0 && options_.requests_in_flight_max > 0 &&
               options_.deliveries_waiting_max > 0);
     MM_ASSERT(options_.retry_after_min > Duration(0) &&
@@ -21,6 +21,15 @@ Admission::Admission(AdmissionOptions options, std::uint64_t seed)
 void Admission::observe_lag(Duration lag) {
     // Up at once; down by an eighth of the gap per sample.
     lag_ = std::max(lag, lag_ - (lag_ - std::min(lag, lag_)) / 8);
+    if (!round_trip_seen_) {
+        round_trip_ms_ -= round_trip_ms_ / 8;  // nothing answered lately: nothing to judge by
+    }
+    round_trip_seen_ = false;
+}
+
+void Admission::observe_round_trip(double ms) {
+    round_trip_ms_ += (std::max(0.0, ms) - round_trip_ms_) / 32;
+    round_trip_seen_ = true;
 }
 
 std::optional<Refusal> Admission::admit(const Load& load) {
@@ -32,6 +41,7 @@ std::optional<Refusal> Admission::admit(const Load& load) {
     const std::array gauges{
         Gauge{"event loop lag (ms)", static_cast<double>(lag_.count()),
               static_cast<double>(options_.loop_lag_max.count())},
+        Gauge{"round trip to other nodes (ms)", round_trip_ms_, options_.round_trip_max_ms},
         Gauge{"live tickets", static_cast<double>(load.live_tickets),
               static_cast<double>(options_.live_tickets_max)},
         Gauge{"requests awaiting other nodes", static_cast<double>(load.requests_in_flight),
@@ -56,9 +66,11 @@ std::optional<Refusal> Admission::admit(const Load& load) {
                    retry_after()};
 }
 
-// Four times the lag, at least the minimum, at most the maximum; then between half and all of it.
+// The minimum plus four times the delay the node is seeing (its lag, or its round trips), at most
+// the maximum; then between half and all of it.
 Duration Admission::retry_after() {
-    const Duration base = std::clamp(options_.retry_after_min + lag_ * 4, options_.retry_after_min,
+    const Duration delay = std::max(lag_, Duration(static_cast<std::int64_t>(round_trip_ms_)));
+    const Duration base = std::clamp(options_.retry_after_min + delay * 4, options_.retry_after_min,
                                      options_.retry_after_max);
     const auto half = base.count() / 2;
     return Duration(half +

@@ -4,9 +4,12 @@
 // cannot finish: the tickets it already took keep their promises, and refusing costs far less
 // than a ticket whose requests time out and are retried.
 //
-// Capacity shows in four places: how late the event loop runs its timers (the CPU is saturated),
-// how many tickets are live here (memory), how many requests to other nodes await answers (they
-// are slow), and how many deliveries wait to be retried. Each is measured against its maximum;
+// Capacity shows in five places: how late the event loop runs its timers (this process has more
+// work than CPU), how long requests to other nodes take to be answered (work queued anywhere on
+// the way: in socket buffers, in the other node, on a shared CPU; this is what rises first when
+// a cluster outgrows its machines, long before any one loop lags), how many tickets are live here
+// (memory), how many requests await answers, and how many deliveries wait to be retried. Each is
+// measured against its maximum;
 // the fullest one is the node's pressure. Below half, every ticket is taken; from half to full a
 // growing share is refused (a ramp, so that the node settles instead of swinging between taking
 // all and refusing all); at or past full, all are. The hint grows with the loop's lag and is
@@ -25,6 +28,7 @@ namespace matchmesh::node {
 
 struct AdmissionOptions {
     Duration loop_lag_max{150};
+    double round_trip_max_ms = 50;
     std::size_t live_tickets_max = 200000;
     std::size_t requests_in_flight_max = 16384;  // to all other nodes together
     std::size_t deliveries_waiting_max = 50000;
@@ -51,6 +55,10 @@ public:
     // once and eases off over a few hundred milliseconds.
     void observe_lag(Duration lag);
     [[nodiscard]] Duration lag() const { return lag_; }
+    // One answered request's round trip. The node is judged by their moving average, which drifts
+    // back to zero while no request is answered (`observe_lag` ticks it down).
+    void observe_round_trip(double ms);
+    [[nodiscard]] double round_trip_ms() const { return round_trip_ms_; }
 
     // Whether to take one more ticket given the node's counts; a refusal says why and when to
     // try again.
@@ -65,6 +73,8 @@ private:
     AdmissionOptions options_;
     std::mt19937_64 random_;
     Duration lag_{0};
+    double round_trip_ms_ = 0;
+    bool round_trip_seen_ = false;  // since the last lag sample
     std::uint64_t admitted_ = 0;
     std::uint64_t refused_ = 0;
 };

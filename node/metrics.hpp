@@ -43,6 +43,7 @@ struct MetricsSnapshot {
     std::map<std::string, std::uint64_t> frames_rejected;  // by reason
     std::uint64_t tickets_refused_overloaded = 0;          // startTicket refused: past capacity
     std::int64_t loop_lag_ms = 0;                          // the lag admission judges by
+    double round_trip_ms = 0;                              // and the round trip
 };
 
 // GET /metrics from a node's admin address: the value of the sample named `sample` (the metric

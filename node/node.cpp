@@ -55,6 +55,7 @@ const char* phase_name(ticket::RoomState state) {
 AdmissionOptions admission_options(const config::LimitsConfig& limits) {
     AdmissionOptions options;
     options.loop_lag_max = Duration(limits.loop_lag_max_ms);
+    options.round_trip_max_ms = limits.round_trip_max_ms;
     options.live_tickets_max = limits.live_tickets_max;
     options.requests_in_flight_max = limits.requests_in_flight_max;
     return options;
@@ -115,11 +116,13 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     mesh_options.on_warning = [log = log_](const std::string& text) {
         log->warn("mesh: {}", text);
     };
-    if (metrics_) {
-        mesh_options.on_round_trip = [metrics = metrics_.get()](std::chrono::nanoseconds took) {
-            metrics->observe_mesh_round_trip(std::chrono::duration<double>(took).count());
-        };
-    }
+    mesh_options.on_round_trip = [this](std::chrono::nanoseconds took) {
+        const double seconds = std::chrono::duration<double>(took).count();
+        admission_.observe_round_trip(seconds * 1000);
+        if (metrics_) {
+            metrics_->observe_mesh_round_trip(seconds);
+        }
+    };
     const mesh::MemberInfo self{NodeId(config.node.id), advertise, config.node.node_type,
                                 wall_clock_incarnation()};
     core_ = std::make_unique<mesh::MeshCore>(self, mesh_options, scheduler_, transport_);
@@ -302,6 +305,7 @@ MetricsSnapshot Node::snapshot() const {
     snapshot.mesh_frames_out = transport_.counters().frames_out;
     snapshot.tickets_refused_overloaded = admission_.refused();
     snapshot.loop_lag_ms = admission_.lag().count();
+    snapshot.round_trip_ms = admission_.round_trip_ms();
     for (const auto& [reason, count] : transport_.counters().rejected_by_reason) {
         snapshot.frames_rejected["mesh: " + reason] = count;
     }
@@ -317,14 +321,14 @@ void Node::every_second() {
     log_->info(
         "summary: tickets started {} completed {} timed out {} canceled {} refused as "
         "overloaded {}; searching {} waiting {}; sessions {}; items {}; members {}; loop lag {} "
-        "ms",
+        "ms; round trip {:.1f} ms",
         now.tickets_started - last_summary_.tickets_started,
         now.tickets_completed - last_summary_.tickets_completed,
         now.tickets_timed_out - last_summary_.tickets_timed_out,
         now.tickets_canceled - last_summary_.tickets_canceled,
         now.tickets_refused_overloaded - last_summary_.tickets_refused_overloaded,
         now.tickets_searching, now.tickets_waiting, now.sessions, now.store_items,
-        now.members_alive, now.loop_lag_ms);
+        now.members_alive, now.loop_lag_ms, now.round_trip_ms);
     last_summary_ = now;
     second_timer_ = scheduler_.run_after(Duration(1000), [this] { every_second(); });
 }

@@ -277,7 +277,24 @@ void TicketService::on_join_reply(const TicketId& id, const std::string& attempt
     } else if (ticket.expired) {
         end_ticket(id, ticket.complete_when_expire ? PushKind::success : PushKind::timeout);
     } else {
+        spread_candidates(ticket);
         try_next_candidate(ticket);
+    }
+}
+
+// A refused join usually means others got there first: every searcher of a bucket is handed the
+// same rooms in the same order, and if each kept trying them in that order, a busy bucket would
+// fill one room per round trip while its waiting rooms pile up. After a refusal, the next room is
+// drawn from the next few, so searchers spread over the rooms while still trying the nearest
+// ones first (a first try, uncontested, keeps the order exactly).
+void TicketService::spread_candidates(OwnedTicket& ticket) {
+    constexpr std::size_t window = 8;
+    const std::size_t left = ticket.candidates.size() - ticket.next_candidate;
+    if (left > 1) {
+        const std::size_t pick =
+            std::uniform_int_distribution<std::size_t>(0, std::min(left, window) - 1)(random_);
+        std::swap(ticket.candidates[ticket.next_candidate],
+                  ticket.candidates[ticket.next_candidate + pick]);
     }
 }
 

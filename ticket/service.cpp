@@ -18,7 +18,8 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
       sink_(sink),
       options_(options),
       courier_(network, scheduler, options.courier,
-               std::hash<std::string>{}(network.self().id.str())) {
+               std::hash<std::string>{}(network.self().id.str())),
+      random_(std::hash<std::string>{}(network.self().id.str()) + 1) {
     auto handle =
         [this](mesh::MethodId method,
                void (TicketService::*handler)(const NodeId&, mesh::PayloadView, mesh::Responder)) {

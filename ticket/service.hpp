@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -173,6 +174,7 @@ private:
     void run_search(const TicketId& id);
     void on_search_results(const TicketId& id, matching::SearchOutcome outcome);
     void try_next_candidate(OwnedTicket& ticket);
+    void spread_candidates(OwnedTicket& ticket);
     void send_join(const TicketId& id);
     void on_join_reply(const TicketId& id, const std::string& attempt,
                        std::expected<JoinReplyMessage, std::string> reply);
@@ -283,6 +285,7 @@ private:
     mesh::TimerId announce_timer_ = 0;
     std::uint64_t next_ticket_ = 1;
     std::uint64_t next_attempt_ = 1;
+    std::mt19937_64 random_;  // seeded from the node's ID: the simulation's runs repeat
     TicketCounters counters_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

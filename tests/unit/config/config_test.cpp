@@ -163,7 +163,7 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
         "cluster": {"name": "prod", "secret": "0123456789abcdef", "seeds": ["a:7100", "b:7100"],
                     "heartbeatIntervalMs": 250, "deadAfterMs": 2000, "requestTimeoutMs": 400},
         "limits": {"maxFrameBytes": 65536, "nestingLimit": 8, "sendQueueFrames": 100,
-                   "maxClientConnections": 50, "handshakeTimeoutMs": 500, "loopLagMaxMs": 80,
+                   "maxClientConnections": 50, "handshakeTimeoutMs": 500, "loopLagMaxMs": 80, "roundTripMaxMs": 20,
                    "liveTicketsMax": 5000, "requestsInFlightMax": 64}})",
                               "test.json");
     REQUIRE(loaded.has_value());
@@ -177,6 +177,7 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
     CHECK(loaded->limits.nesting_limit == 8);
     CHECK(loaded->limits.max_client_connections == 50);
     CHECK(loaded->limits.loop_lag_max_ms == 80);
+    CHECK(loaded->limits.round_trip_max_ms == 20);
     CHECK(loaded->limits.live_tickets_max == 5000);
     CHECK(loaded->limits.requests_in_flight_max == 64);
     CHECK(matchmesh::config::validate(*loaded, "test.json").has_value());

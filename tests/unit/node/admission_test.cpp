@@ -98,3 +98,23 @@ TEST_CASE("node/admission: the retry hint grows with the lag, jittered within it
     }
     CHECK(high_min > low_max);
 }
+
+TEST_CASE("node/admission: slow answers from other nodes refuse tickets; the average drifts back") {
+    AdmissionOptions options = small();
+    options.round_trip_max_ms = 50;
+    Admission admission(options, 7);
+    for (int i = 0; i < 200; ++i) {
+        admission.observe_round_trip(200);  // queued somewhere between the nodes
+    }
+    CHECK(admission.round_trip_ms() > 190);
+    auto refused = admission.admit(Load{});
+    REQUIRE(refused.has_value());
+    CHECK(refused->reason.find("round trip to other nodes (ms)") != std::string::npos);
+    CHECK(refused->retry_after >= Duration(400));  // grows with the delay seen
+    // No answers for a while (the load is gone): the average falls back and tickets are taken.
+    for (int i = 0; i < 40; ++i) {
+        admission.observe_lag(Duration(0));
+    }
+    CHECK(admission.round_trip_ms() < 10);
+    CHECK_FALSE(admission.admit(Load{}).has_value());
+}
