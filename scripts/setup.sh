@@ -12,7 +12,7 @@ packages=(
 for arg in "$@"; do
     case "$arg" in
         --with-demo) packages+=(gnuplot-nox) ;;
-        --with-bench) packages+=(gnuplot-nox redis-server valgrind) ;;
+        --with-bench) packages+=(gnuplot-nox redis-server valgrind python3) ;;
         # The fault tests: network namespaces, the nodes' metrics, the load generator's report.
         --with-tests) packages+=(iproute2 curl python3) ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;

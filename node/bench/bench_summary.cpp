@@ -101,6 +101,49 @@ json system_summary(const std::vector<Point>& points, double p99_limit_ms, doubl
     return summary;
 }
 
+// Past the ceiling (runs/burst.json, runs/overload_2x.json, when bench.sh ran them): what was
+// accepted and refused, lost, the accepted tickets' fill against the ideal matcher's on the
+// arrivals as accepted, their p99 time to match, and goodput; for the 2x step, its goodput over
+// the goodput at the highest sustained rate.
+void add_overload_phases(const fs::path& dir, json& summary) {
+    for (const char* phase : {"burst", "overload_2x"}) {
+        const json report = read_json(dir / "runs" / (std::string(phase) + ".json"));
+        if (!report.is_object()) {
+            continue;
+        }
+        const json& ideal = report.contains("accepted_ideal") ? report["accepted_ideal"]
+                            : report.contains("ideal")        ? report["ideal"]
+                                                              : json::object();
+        json part{{"accepted", report["tickets_started"]},
+                  {"refused", report["refused"]},
+                  {"players_retried", report["players_retried"]},
+                  {"retries", report["retries"]},
+                  {"lost", report["unfinished"]},
+                  {"accepted_fill_rate", report["fill_rate"]},
+                  {"ideal_fill_rate", ideal.value("fill_rate", json())},
+                  {"accepted_ttm_p99_ms", report["ttm_ms"]["p99"]},
+                  {"goodput_per_s", report["goodput_per_s"]}};
+        if (std::string(phase) == "overload_2x" && summary.contains("matchmesh") &&
+            summary["matchmesh"].contains("at_rate")) {
+            const json sustained = read_json(
+                dir / "runs" /
+                fmt::format("matchmesh-{}.json", summary["matchmesh"]["at_rate"].get<double>()));
+            if (sustained.is_object() && sustained.value("goodput_per_s", 0.0) > 0) {
+                part["sustained_goodput_per_s"] = sustained["goodput_per_s"];
+                part["goodput_ratio"] = round_to(report["goodput_per_s"].get<double>() /
+                                                     sustained["goodput_per_s"].get<double>(),
+                                                 3);
+            }
+        }
+        if (const json rates = read_json(dir / "runs" / "overload-rates.json");
+            rates.is_object() && rates.contains(phase)) {
+            part["planned_rate"] = rates[phase]["planned_rate"];
+            part["offered_rate"] = rates[phase]["offered_rate"];
+        }
+        summary[phase] = part;
+    }
+}
+
 void write_charts(const fs::path& dir, const std::map<std::string, std::vector<Point>>& systems,
                   double cdf_rate) {
     // Latency against arrival rate, p50 and p99 per system.
@@ -265,6 +308,7 @@ int main(int argc, char** argv) {
         summary["pool_growth_exponent"] = pool.value("pool_growth_exponent", json());
         summary["sim_pool"] = pool;
     }
+    add_overload_phases(dir, summary);
     summary["criteria"] = {{"p99_limit_ms", p99_limit_ms}, {"fill_gap_points", fill_gap_points}};
     summary["placement"] = placement;
     std::ofstream(dir / "summary.json") << summary.dump(2) << "\n";

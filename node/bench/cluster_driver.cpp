@@ -2,12 +2,16 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <set>
 
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/experimental/as_tuple.hpp>
@@ -15,6 +19,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
+#include <nlohmann/json.hpp>
 
 #include "mesh/asio/framed_stream.hpp"
 #include "mesh/asio/tcp_transport.hpp"
@@ -156,6 +161,10 @@ asio::awaitable<void> Driver::drain_member(StreamPtr stream, int type) {
     close(stream);
 }
 
+// One party: its players connect (each to a node picked at random) and the owner starts the
+// ticket. Refused as overloaded, they hang up and try again after the node's hint, as a client
+// SDK would (possibly on another node), until the retry patience runs out; a player backing off
+// holds no connection. Accepted, the owner reads pushes until its ticket ends.
 asio::awaitable<void> Driver::play(std::size_t index) {
     ++parties_running_;
     const Arrival& arrival = arrivals_[index];
@@ -163,41 +172,76 @@ asio::awaitable<void> Driver::play(std::size_t index) {
     record.arrived = true;
     record.type = arrival.type;
     record.party_size = static_cast<int>(arrival.users.size());
-    std::vector<StreamPtr> streams;
-    std::string error;
-    for (const std::string& user : arrival.users) {
-        StreamPtr stream = co_await open(user, error);
-        if (!stream) {
+    record.started_s = std::chrono::duration<double>(Clock::now() - began_).count();
+    const auto patience_ends =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(options_.retry_patience_s));
+    asio::steady_timer backoff(context_);
+    while (true) {
+        std::vector<StreamPtr> streams;
+        std::string error;
+        for (const std::string& user : arrival.users) {
+            StreamPtr stream = co_await open(user, error);
+            if (!stream) {
+                break;
+            }
+            streams.push_back(std::move(stream));
+        }
+        const auto hang_up = [&] {
+            for (const auto& stream : streams) {
+                close(stream);
+            }
+        };
+        if (streams.size() < arrival.users.size()) {
+            // Could not connect (a node at its connection limit, or this process out of
+            // descriptors): try again in about a second, as a client would.
+            hang_up();
+            const auto pause =
+                std::chrono::milliseconds(std::uniform_int_distribution<int>(500, 1500)(random_));
+            if (!stopping_ && Clock::now() + pause < patience_ends) {
+                ++record.retries;
+                backoff.expires_after(pause);
+                co_await backoff.async_wait(use_nothrow);
+                if (!stopping_) {
+                    continue;
+                }
+            }
+            record.outcome = Outcome::refused;
+            record.refusal = error;
             break;
         }
-        streams.push_back(std::move(stream));
-    }
-    if (streams.size() < arrival.users.size()) {
-        record.outcome = Outcome::refused;
-        record.refusal = error;
-        for (const auto& stream : streams) {
-            close(stream);
+        for (std::size_t member = 1; member < streams.size(); ++member) {
+            asio::co_spawn(context_, drain_member(streams[member], arrival.type), asio::detached);
         }
-        --parties_running_;
-        co_return;
-    }
-    for (std::size_t member = 1; member < streams.size(); ++member) {
-        asio::co_spawn(context_, drain_member(streams[member], arrival.type), asio::detached);
-    }
-    StartTicketCommand start;
-    start.ticket_type = static_cast<ticket::TicketType>(arrival.type);
-    start.values[options_.value_name] = arrival.rating;
-    for (std::size_t member = 1; member < arrival.users.size(); ++member) {
-        start.party.emplace_back(arrival.users[member]);
-    }
-    const Clock::time_point sent = Clock::now();
-    record.started_s = std::chrono::duration<double>(sent - began_).count();
-    ClientRequest request{2, std::move(start)};
-    auto reply = co_await call(streams.front(), std::move(request));
-    if (!reply || std::holds_alternative<ReplyError>(reply->body)) {
-        record.outcome = Outcome::refused;
-        record.refusal = reply ? std::get<ReplyError>(reply->body).category : reply.error();
-    } else {
+        StartTicketCommand start;
+        start.ticket_type = static_cast<ticket::TicketType>(arrival.type);
+        start.values[options_.value_name] = arrival.rating;
+        for (std::size_t member = 1; member < arrival.users.size(); ++member) {
+            start.party.emplace_back(arrival.users[member]);
+        }
+        const Clock::time_point sent = Clock::now();
+        ClientRequest request{2, std::move(start)};
+        auto reply = co_await call(streams.front(), std::move(request));
+        const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
+        if (refused != nullptr && refused->category == "overloaded") {
+            const auto pause = std::chrono::milliseconds(
+                refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000);
+            if (!stopping_ && Clock::now() + pause < patience_ends) {
+                ++record.retries;
+                hang_up();
+                backoff.expires_after(pause);
+                co_await backoff.async_wait(use_nothrow);
+                if (!stopping_) {
+                    continue;
+                }
+            }
+        }
+        if (!reply || refused != nullptr) {
+            record.outcome = Outcome::refused;
+            record.refusal = reply ? refused->category : reply.error();
+            hang_up();
+            break;
+        }
         while (true) {
             auto message = co_await receive(streams.front());
             if (!message) {
@@ -208,15 +252,18 @@ asio::awaitable<void> Driver::play(std::size_t index) {
                 !ticket::is_terminal(push->kind)) {
                 continue;
             }
-            record.ttm_ms = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
+            const Clock::time_point ended = Clock::now();
+            record.ttm_ms = std::chrono::duration<double, std::milli>(ended - sent).count();
+            record.ended_s = std::chrono::duration<double>(ended - began_).count();
             record.room = push->room_id;
             record.outcome = push->kind == ticket::PushKind::success   ? Outcome::matched
                              : push->kind == ticket::PushKind::timeout ? Outcome::timed_out
                                                                        : Outcome::canceled;
             break;
         }
+        close(streams.front());
+        break;
     }
-    close(streams.front());
     --parties_running_;
 }
 
@@ -258,8 +305,11 @@ ClusterRun Driver::run() {
     last_arrival_ = began_;
     asio::co_spawn(context_, arrive(), asio::detached);
     const double last = arrivals_.empty() ? 0 : arrivals_.back().at;
-    const auto hard_end = began_ + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(last + options_.grace_s));
+    // A player may be accepted as late as its retry patience after arriving; then its ticket
+    // has the grace to end. (A run whose parties all ended stops at once.)
+    const auto hard_end =
+        began_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                     last + options_.retry_patience_s + options_.grace_s));
     auto next_progress = began_ + std::chrono::seconds(5);
     while (Clock::now() < hard_end) {
         context_.run_for(std::chrono::milliseconds(100));
@@ -288,6 +338,92 @@ ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,
                          const ClusterDriverOptions& options) {
     Driver driver(arrivals, options);
     return driver.run();
+}
+
+namespace {
+
+nlohmann::json record_json(const TicketRecord& record) {
+    return {{"arrived", record.arrived},  {"type", record.type},
+            {"party", record.party_size}, {"started_s", record.started_s},
+            {"ttm_ms", record.ttm_ms},    {"ended_s", record.ended_s},
+            {"retries", record.retries},  {"outcome", static_cast<int>(record.outcome)},
+            {"room", record.room},        {"refusal", record.refusal}};
+}
+
+TicketRecord record_of(const nlohmann::json& json) {
+    TicketRecord record;
+    record.arrived = json.at("arrived").get<bool>();
+    record.type = json.at("type").get<int>();
+    record.party_size = json.at("party").get<int>();
+    record.started_s = json.at("started_s").get<double>();
+    record.ttm_ms = json.at("ttm_ms").get<double>();
+    record.ended_s = json.at("ended_s").get<double>();
+    record.retries = json.at("retries").get<int>();
+    record.outcome = static_cast<Outcome>(json.at("outcome").get<int>());
+    record.room = json.at("room").get<std::string>();
+    record.refusal = json.at("refusal").get<std::string>();
+    return record;
+}
+
+}  // namespace
+
+ClusterRun drive_cluster_in_processes(const std::vector<Arrival>& arrivals,
+                                      const ClusterDriverOptions& options, int processes) {
+    if (processes <= 1) {
+        return drive_cluster(arrivals, options);
+    }
+    const auto folder = std::filesystem::temp_directory_path();
+    std::vector<std::pair<pid_t, std::filesystem::path>> children;
+    for (int k = 0; k < processes; ++k) {
+        const auto path = folder / fmt::format("matchmesh-bench-{}-{}.jsonl", getpid(), k);
+        const pid_t child = fork();
+        if (child < 0) {
+            std::perror("matchmesh-bench: fork");
+            std::exit(3);
+        }
+        if (child == 0) {
+            std::vector<Arrival> mine;
+            for (std::size_t i = static_cast<std::size_t>(k); i < arrivals.size();
+                 i += static_cast<std::size_t>(processes)) {
+                mine.push_back(arrivals[i]);
+            }
+            ClusterDriverOptions own = options;
+            own.progress = options.progress && k == 0;
+            own.seed = options.seed + static_cast<std::uint64_t>(k);
+            const ClusterRun run = drive_cluster(mine, own);
+            std::ofstream out(path);
+            out << nlohmann::json{{"party_member_pushes", run.party_member_pushes},
+                                  {"window_s", run.window_s}}
+                       .dump()
+                << "\n";
+            for (const TicketRecord& record : run.records) {
+                out << record_json(record).dump() << "\n";
+            }
+            out.close();
+            std::_Exit(out ? 0 : 3);
+        }
+        children.emplace_back(child, path);
+    }
+    ClusterRun merged;
+    merged.records.resize(arrivals.size());
+    for (std::size_t k = 0; k < children.size(); ++k) {
+        int status = 0;
+        waitpid(children[k].first, &status, 0);
+        std::ifstream in(children[k].second);
+        std::string line;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !std::getline(in, line)) {
+            std::fprintf(stderr, "matchmesh-bench: player process %zu failed\n", k);
+            std::exit(3);
+        }
+        const auto head = nlohmann::json::parse(line);
+        merged.party_member_pushes += head.at("party_member_pushes").get<std::size_t>();
+        merged.window_s = std::max(merged.window_s, head.at("window_s").get<double>());
+        for (std::size_t i = k; std::getline(in, line); i += children.size()) {
+            merged.records[i] = record_of(nlohmann::json::parse(line));
+        }
+        std::filesystem::remove(children[k].second);
+    }
+    return merged;
 }
 
 }  // namespace matchmesh::bench

@@ -14,8 +14,9 @@ namespace matchmesh::bench {
 struct ClusterDriverOptions {
     std::vector<std::string> nodes;  // client ports, host:port; each player picks one at random
     std::string value_name = "rating";
-    std::string token_secret;  // signs hello tokens when the cluster checks them
-    double grace_s = 40;       // after the last arrival, how long tickets may still take
+    std::string token_secret;      // signs hello tokens when the cluster checks them
+    double grace_s = 40;           // after the last arrival, how long tickets may still take
+    double retry_patience_s = 60;  // how long a player refused as overloaded keeps trying
     std::uint64_t seed = 1;
     bool progress = true;  // a line on stderr every 5 s
 };
@@ -28,5 +29,12 @@ struct ClusterRun {
 
 [[nodiscard]] ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,
                                        const ClusterDriverOptions& options);
+
+// The same with the parties shared among `processes` forked processes, each playing every
+// processes-th party on the common timeline (a process may hold only so many connections);
+// their records come back in arrival order.
+[[nodiscard]] ClusterRun drive_cluster_in_processes(const std::vector<Arrival>& arrivals,
+                                                    const ClusterDriverOptions& options,
+                                                    int processes);
 
 }  // namespace matchmesh::bench

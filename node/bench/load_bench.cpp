@@ -22,6 +22,7 @@
 //       ttm.png
 // (--party 2:2=0.2: a fifth of type 2's parties are two players; type 1's are all single.)
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -59,6 +60,8 @@ struct Options {
     std::string value_name = "rating";
     std::string token_secret;
     double grace = 40;
+    double retry_patience = 60;
+    int processes = 1;
     std::string json_path;
     std::string chart_path;
     std::string samples_path;
@@ -82,10 +85,17 @@ void print_table(const nlohmann::json& report, const char* title) {
     }
     row("all", report);
     if (report["unfinished"].get<std::size_t>() > 0 || report["refused"].get<std::size_t>() > 0) {
-        std::printf("unfinished %zu, refused %zu %s\n", report["unfinished"].get<std::size_t>(),
-                    report["refused"].get<std::size_t>(),
+        std::printf("unfinished (lost) %zu, refused %zu %s\n",
+                    report["unfinished"].get<std::size_t>(), report["refused"].get<std::size_t>(),
                     report.contains("refusals") ? report["refusals"].dump().c_str() : "");
     }
+    if (report["retries"].get<std::size_t>() > 0) {
+        std::printf("%zu players were refused as overloaded and tried again (%zu retries)\n",
+                    report["players_retried"].get<std::size_t>(),
+                    report["retries"].get<std::size_t>());
+    }
+    std::printf("goodput %.1f matches/s (from the first arrival to the last match)\n",
+                report["goodput_per_s"].get<double>());
 }
 
 // Ours next to the ideal's, per ticket type: time to match and fill rate, and the gaps.
@@ -125,6 +135,24 @@ void print_comparison(const nlohmann::json& gaps) {
                     100 * gap["fill_rate"].get<double>(),
                     100 * gap["ideal_fill_rate"].get<double>());
     }
+}
+
+// The arrivals the cluster accepted, each at the moment its accepted start was sent.
+std::vector<Arrival> accepted_arrivals(const std::vector<Arrival>& arrivals,
+                                       const std::vector<TicketRecord>& records) {
+    std::vector<Arrival> accepted;
+    for (std::size_t i = 0; i < arrivals.size() && i < records.size(); ++i) {
+        const TicketRecord& record = records[i];
+        if (!record.arrived || record.outcome == Outcome::refused) {
+            continue;
+        }
+        Arrival arrival = arrivals[i];
+        arrival.at = record.ended_s > 0 ? record.ended_s - record.ttm_ms / 1000 : record.started_s;
+        accepted.push_back(std::move(arrival));
+    }
+    std::sort(accepted.begin(), accepted.end(),
+              [](const Arrival& a, const Arrival& b) { return a.at < b.at; });
+    return accepted;
 }
 
 void write_samples(const std::string& path, const std::vector<TicketRecord>& records) {
@@ -260,7 +288,7 @@ int main(int argc, char** argv) {
     app.add_option("--config", options.config_path,
                    "the cluster's config: its ticket types drive the ideal matcher");
     app.add_option("--rate", options.shape.rate, "parties arriving per second")
-        ->check(CLI::Range(0.1, 100000.0));
+        ->check(CLI::Range(0.1, 1000000.0));
     app.add_option("--duration", options.shape.duration, "seconds of arrivals")
         ->check(CLI::Range(0.1, 86400.0));
     app.add_option("--type", types, "ticket type and its share, type=weight (repeat)");
@@ -276,6 +304,12 @@ int main(int argc, char** argv) {
     app.add_option("--trace-out", options.trace_out, "save the arrivals (JSON lines)");
     app.add_option("--value-name", options.value_name, "the player value the rating is sent as");
     app.add_option("--grace", options.grace, "seconds tickets may take after the last arrival");
+    app.add_option("--retry-patience", options.retry_patience,
+                   "seconds a player refused as overloaded keeps trying (after each hint)")
+        ->check(CLI::Range(0.0, 3600.0));
+    app.add_option("--processes", options.processes,
+                   "player processes sharing the arrivals (each may hold ~20,000 connections)")
+        ->check(CLI::Range(1, 16));
     app.add_option("--token-secret-file", secret_file,
                    "sign hello tokens with this cluster secret");
     app.add_option("--json", options.json_path, "write the report here");
@@ -344,8 +378,9 @@ int main(int argc, char** argv) {
     std::vector<TicketRecord> records;
     nlohmann::json extra = nlohmann::json::object();
     if (options.backend == "cluster") {
-        ClusterDriverOptions driver{options.nodes, options.value_name, options.token_secret,
-                                    options.grace, options.shape.seed, !options.quiet};
+        ClusterDriverOptions driver{options.nodes, options.value_name,     options.token_secret,
+                                    options.grace, options.retry_patience, options.shape.seed,
+                                    !options.quiet};
         // The nodes' CPU time and frame counts are sampled each second: wait for a fresh sample
         // before and after.
         const auto cpu_of = [&](const std::string& admin) {
@@ -363,7 +398,7 @@ int main(int argc, char** argv) {
             cpu_before[admin] = cpu_of(admin);
             frames_before[admin] = frames_of(admin);
         }
-        ClusterRun run = drive_cluster(arrivals, driver);
+        ClusterRun run = drive_cluster_in_processes(arrivals, driver, options.processes);
         records = std::move(run.records);
         extra["party_member_pushes"] = run.party_member_pushes;
         if (!options.admins.empty()) {
@@ -434,6 +469,13 @@ int main(int argc, char** argv) {
         report["ideal"] = ideal;
         report["vs_ideal"] = compare(report, ideal);
         print_comparison(report["vs_ideal"]);
+        if (report["refused"].get<std::size_t>() > 0 || report["retries"].get<std::size_t>() > 0) {
+            // What the ideal matcher makes of the arrivals the cluster took, as it took them.
+            const auto accepted = accepted_arrivals(arrivals, records);
+            report["accepted_ideal"] = summarize(ideal_outcomes(accepted, ticket_types), window);
+            std::printf("ideal matcher on the %zu accepted arrivals: fill %.1f%%\n",
+                        accepted.size(), 100 * report["accepted_ideal"]["fill_rate"].get<double>());
+        }
     }
     if (report.contains("nodes")) {
         for (const auto& [admin, node] : report["nodes"].items()) {

@@ -26,9 +26,16 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
     std::vector<double> ttm;
     std::set<std::string> rooms;
     std::size_t started = 0;
+    std::size_t retries = 0;
+    std::size_t players_retried = 0;
+    double first_arrival_s = records.empty() ? 0.0 : records.front()->started_s;
+    double last_match_s = 0;
     std::map<std::string, std::size_t> refusals;
     for (const TicketRecord* record : records) {
         ++counts[record->outcome];
+        retries += static_cast<std::size_t>(record->retries);
+        players_retried += record->retries > 0 ? 1 : 0;
+        first_arrival_s = std::min(first_arrival_s, record->started_s);
         if (record->outcome == Outcome::refused) {
             ++refusals[record->refusal];
             continue;
@@ -37,8 +44,13 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
         if (record->outcome == Outcome::matched) {
             ttm.push_back(record->ttm_ms);
             rooms.insert(record->room);
+            // Backends that measure no end of their own: the start plus the time to match.
+            last_match_s = std::max(last_match_s, record->ended_s > 0
+                                                      ? record->ended_s
+                                                      : record->started_s + record->ttm_ms / 1000);
         }
     }
+    const double match_span_s = last_match_s - first_arrival_s;
     std::sort(ttm.begin(), ttm.end());
     const double fill =
         started == 0 ? 0.0
@@ -54,6 +66,10 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
         {"matches", rooms.size()},
         {"matches_per_s",
          window_s <= 0 ? 0.0 : round1(static_cast<double>(rooms.size()) / window_s)},
+        {"goodput_per_s",
+         match_span_s <= 0 ? 0.0 : round1(static_cast<double>(rooms.size()) / match_span_s)},
+        {"retries", retries},
+        {"players_retried", players_retried},
         {"ttm_ms",
          {{"p50", round1(percentile(ttm, 0.50))},
           {"p90", round1(percentile(ttm, 0.90))},

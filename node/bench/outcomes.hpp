@@ -15,16 +15,20 @@ struct TicketRecord {
     bool arrived = false;
     int type = 0;
     int party_size = 1;
-    double started_s = 0;  // since the run began
-    double ttm_ms = 0;     // start to its terminal result
+    double started_s = 0;  // since the run began: its first try
+    double ttm_ms = 0;     // from the start the cluster accepted to its terminal result
+    double ended_s = 0;    // since the run began: its terminal result
+    int retries = 0;       // starts refused as overloaded before one was accepted (or it gave up)
     Outcome outcome = Outcome::unfinished;
     std::string room;     // tickets with the same room matched together
     std::string refusal;  // why, when refused
 };
 
-// Summary keys: tickets_started, completed, timed_out, canceled, unfinished, refused, fill_rate,
-// matches, matches_per_s (over `window_s`), ttm_ms {p50, p90, p99, max} of matched tickets;
-// by_type holds the same per ticket type.
+// Summary keys: tickets_started (accepted), completed, timed_out, canceled, unfinished (accepted,
+// no terminal push: lost), refused (never accepted), fill_rate (of accepted tickets), matches,
+// matches_per_s (over `window_s`), goodput_per_s (matches per second from the first arrival to
+// the last match), retries (refusals as overloaded that were tried again), players_retried,
+// ttm_ms {p50, p90, p99, max} of matched tickets; by_type holds the same per ticket type.
 [[nodiscard]] nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s);
 
 }  // namespace matchmesh::bench
