@@ -236,7 +236,7 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
                                    const std::string& path) {
     expect_object(section, path,
                   {"name", "profiles", "tags", "properties", "maxMembers", "ticketDurationSeconds",
-                   "searchIntervalMs", "searchTries", "emptySearches", "howMany",
+                   "searchIntervalMs", "searchTries", "emptySearches", "waitSearches", "howMany",
                    "timeoutExtensionSeconds", "allowMatch", "completeWhen", "randomize"});
     TicketTypeConfig type;
     type.name = key;
@@ -282,6 +282,7 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
                    integer_in(10, 60000));
     optional_field(section, path, "searchTries", type.search_tries, integer_in(0, 255));
     optional_field(section, path, "emptySearches", type.empty_searches, integer_in(0, 255));
+    optional_field(section, path, "waitSearches", type.wait_searches, integer_in(0, 255));
     optional_field(section, path, "howMany", type.how_many, integer_in(1, 100));
     optional_field(section, path, "timeoutExtensionSeconds", type.timeout_extension_seconds,
                    integer_in(0, 3600));

@@ -257,7 +257,8 @@ FoundItem BucketStore::view(const Bucket& bucket, const Item& stored) const {
 }
 
 void BucketStore::collect(std::string_view key, std::uint64_t hash, Time now, std::size_t limit,
-                          std::size_t seen_end, std::vector<FoundItem>& out) const {
+                          std::size_t seen_end, std::vector<FoundItem>& out,
+                          std::uint32_t rotation) const {
     auto found = buckets_.find(HashedKey{key, hash});
     if (found == buckets_.end()) {
         return;
@@ -267,10 +268,13 @@ void BucketStore::collect(std::string_view key, std::uint64_t hash, Time now, st
         return std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(seen_end),
                            [unique_id](const FoundItem& f) { return f.unique_id == unique_id; });
     };
-    for (const Item& stored : bucket.items) {
+    const std::size_t size = bucket.items.size();
+    const std::size_t first = size == 0 ? 0 : rotation % size;
+    for (std::size_t i = 0; i < size; ++i) {
         if (out.size() >= limit) {
             break;
         }
+        const Item& stored = bucket.items[(first + i) % size];
         if (stored.handle != none && stored.expires_at > now &&
             (seen_end == 0 || !seen(stored.unique_id))) {
             out.push_back(view(bucket, stored));

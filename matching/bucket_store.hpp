@@ -87,8 +87,11 @@ public:
 
     // Appends the live items of bucket `key` (oldest first) to `out` until it holds `limit`,
     // skipping any whose unique ID already appears in out[0, seen_end). `hash` is key_hash(key).
+    // A nonzero `rotation` begins the walk at that position modulo the bucket's size instead,
+    // wrapping round: searchers that pass different ones see different items of a large bucket.
     void collect(std::string_view key, std::uint64_t hash, Time now, std::size_t limit,
-                 std::size_t seen_end, std::vector<FoundItem>& out) const;
+                 std::size_t seen_end, std::vector<FoundItem>& out,
+                 std::uint32_t rotation = 0) const;
 
     // Removes the items with these unique IDs under the profile; returns how many existed.
     std::size_t remove(std::string_view profile_id, std::span<const std::string> unique_ids,

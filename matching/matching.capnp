@@ -42,6 +42,8 @@ struct RemoveItems {
 struct SearchRequest {
   keys @0 :List(Text);      # bucket keys, in the order the searcher wants them visited
   limit @1 :UInt32;         # return at most this many items over all keys, in key order
+  rotation @2 :UInt32;      # where each bucket's walk begins: 0 its oldest item, else this
+                            # position modulo the bucket's size, wrapping round
 }
 
 struct FoundItem {

@@ -35,6 +35,7 @@ struct MatchingService::SearchJob {
     std::vector<std::vector<Found>> found;      // per key
     std::size_t limit = 0;
     std::size_t node_limit = 0;
+    std::uint32_t rotation = 0;
     std::size_t profile_count = 0;
     std::size_t outstanding = 0;
     std::size_t unanswered = 0;
@@ -189,7 +190,8 @@ Result<void> MatchingService::search_with_range(std::span<const std::string> pro
 Result<void> MatchingService::search_with_range_with_tags(std::span<const std::string> profile_ids,
                                                           std::span<const std::string> tags,
                                                           const RangeProperties& properties,
-                                                          std::size_t limit, SearchCallback done) {
+                                                          std::size_t limit, SearchCallback done,
+                                                          std::uint32_t rotation) {
     if (auto ok = validate_limit(limit); !ok) {
         return ok;
     }
@@ -197,7 +199,7 @@ Result<void> MatchingService::search_with_range_with_tags(std::span<const std::s
     if (auto ok = profiles_.range_search_keys(profile_ids, tags, properties, keys_); !ok) {
         return ok;
     }
-    start_search(limit, profile_ids.size(), std::move(done));
+    start_search(limit, profile_ids.size(), std::move(done), rotation);
     return {};
 }
 
@@ -247,10 +249,11 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
 }
 
 void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
-                                   SearchCallback done) {
+                                   SearchCallback done, std::uint32_t rotation) {
     ++counters_.searches;
     auto job = std::make_shared<SearchJob>();
     job->limit = limit;
+    job->rotation = rotation;
     job->profile_count = profile_count;
     // With several profiles, another node's answer may repeat up to `limit` of a node's unique
     // IDs, so each node returns up to twice the limit to keep the merged result exact.
@@ -287,15 +290,15 @@ void MatchingService::dispatch(const std::shared_ptr<SearchJob>& job,
         }
         if (node == network_.self().id) {
             const Time now = scheduler_.now();
-            for (const KeyedView& view : serve(keys, job->node_limit)) {
+            for (const KeyedView& view : serve(keys, job->node_limit, job->rotation)) {
                 job->found[indexes[view.key_index]].push_back(copy_found(view.item, now));
             }
             continue;
         }
         ++job->outstanding;
         network_.request(
-            node, wire::SERVICE, wire::METHOD_SEARCH, encode_search(keys, job->node_limit),
-            options_.search_timeout,
+            node, wire::SERVICE, wire::METHOD_SEARCH,
+            encode_search(keys, job->node_limit, job->rotation), options_.search_timeout,
             [this, alive = alive_, job, indexes = std::move(indexes)](
                 std::expected<mesh::PayloadView, mesh::MeshError> reply) mutable {
                 if (!*alive) {
@@ -347,14 +350,14 @@ void MatchingService::finish_if_done(const std::shared_ptr<SearchJob>& job) {
                          });
 }
 
-std::vector<KeyedView> MatchingService::serve(std::span<const std::string> keys,
-                                              std::size_t limit) {
+std::vector<KeyedView> MatchingService::serve(std::span<const std::string> keys, std::size_t limit,
+                                              std::uint32_t rotation) {
     const Time now = scheduler_.now();
     std::vector<FoundItem> views;
     std::vector<KeyedView> found;
     for (std::size_t i = 0; i < keys.size() && views.size() < limit; ++i) {
         const std::size_t before = views.size();
-        items_.collect(keys[i], key_hash(keys[i]), now, limit, before, views);
+        items_.collect(keys[i], key_hash(keys[i]), now, limit, before, views, rotation);
         for (std::size_t j = before; j < views.size(); ++j) {
             found.push_back(KeyedView{i, views[j]});
         }
@@ -441,7 +444,8 @@ void MatchingService::on_search(const NodeId& from, mesh::PayloadView payload,
         return;
     }
     ++counters_.searches_served;
-    responder.reply(encode_search_response(serve(query->keys, query->limit), scheduler_.now()));
+    responder.reply(encode_search_response(serve(query->keys, query->limit, query->rotation),
+                                           scheduler_.now()));
 }
 
 void MatchingService::on_membership(const mesh::MembershipEvent& event) {

@@ -68,7 +68,9 @@ public:
                                    std::string_view tag, const Properties& properties,
                                    ValueMap value, std::chrono::seconds ttl);
 
-    // Validates now; `done` runs later on the loop, exactly once, with what was found.
+    // Validates now; `done` runs later on the loop, exactly once, with what was found. Each
+    // bucket gives its oldest items first, or with a nonzero `rotation` begins further in (see
+    // BucketStore::collect).
     [[nodiscard]] Result<void> search(std::span<const std::string> profile_ids,
                                       std::string_view tag, const Properties& properties,
                                       std::size_t limit, SearchCallback done);
@@ -79,7 +81,8 @@ public:
     [[nodiscard]] Result<void> search_with_range_with_tags(std::span<const std::string> profile_ids,
                                                            std::span<const std::string> tags,
                                                            const RangeProperties& properties,
-                                                           std::size_t limit, SearchCallback done);
+                                                           std::size_t limit, SearchCallback done,
+                                                           std::uint32_t rotation = 0);
 
     [[nodiscard]] Result<void> remove(std::string_view profile_id,
                                       std::span<const std::string> unique_ids);
@@ -96,15 +99,16 @@ private:
     };
     struct SearchJob;
 
-    void start_search(std::size_t limit, std::size_t profile_count, SearchCallback done);
+    void start_search(std::size_t limit, std::size_t profile_count, SearchCallback done,
+                      std::uint32_t rotation = 0);
     // Puts first, in each key's replica list, a node that makes the whole search ask as few
     // nodes as it can: this node where it is a replica, then the nodes holding the most keys.
     void ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas) const;
     void dispatch(const std::shared_ptr<SearchJob>& job, std::vector<std::size_t> key_indexes);
     void finish_if_done(const std::shared_ptr<SearchJob>& job);
     // The items this node holds for `keys`, as views (valid until the store next changes).
-    [[nodiscard]] std::vector<KeyedView> serve(std::span<const std::string> keys,
-                                               std::size_t limit);
+    [[nodiscard]] std::vector<KeyedView> serve(std::span<const std::string> keys, std::size_t limit,
+                                               std::uint32_t rotation);
     void on_add(const NodeId& from, mesh::PayloadView payload);
     void on_remove(const NodeId& from, mesh::PayloadView payload);
     void on_search(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);

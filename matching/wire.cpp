@@ -133,13 +133,15 @@ mesh::Payload encode_remove(std::string_view profile_id, std::span<const std::st
     });
 }
 
-mesh::Payload encode_search(std::span<const std::string> keys, std::size_t limit) {
+mesh::Payload encode_search(std::span<const std::string> keys, std::size_t limit,
+                            std::uint32_t rotation) {
     return mesh::make_payload<wire::SearchRequest>([&](wire::SearchRequest::Builder root) {
         auto list = root.initKeys(static_cast<unsigned>(keys.size()));
         for (unsigned i = 0; i < keys.size(); ++i) {
             list.set(i, keys[i]);
         }
         root.setLimit(static_cast<std::uint32_t>(limit));
+        root.setRotation(rotation);
     });
 }
 
@@ -209,6 +211,7 @@ Result<SearchQuery> decode_search(mesh::PayloadView payload, const capnp::Reader
             query.keys.push_back(read_text(key, 1, key_bytes_max, "key"));
         }
         query.limit = root.getLimit();
+        query.rotation = root.getRotation();
         if (query.limit < 1 || query.limit > found_items_max) {
             throw std::invalid_argument(
                 fmt::format("limit {} is outside 1..{}", query.limit, found_items_max));

@@ -38,6 +38,7 @@ struct RemovedItems {
 struct SearchQuery {
     std::vector<std::string> keys;
     std::size_t limit = 0;
+    std::uint32_t rotation = 0;  // see BucketStore::collect
 };
 
 // An item found on some node, copied out of its store.
@@ -68,7 +69,8 @@ void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value);
 [[nodiscard]] mesh::Payload encode_add(std::span<const AddedItem> items);
 [[nodiscard]] mesh::Payload encode_remove(std::string_view profile_id,
                                           std::span<const std::string> unique_ids);
-[[nodiscard]] mesh::Payload encode_search(std::span<const std::string> keys, std::size_t limit);
+[[nodiscard]] mesh::Payload encode_search(std::span<const std::string> keys, std::size_t limit,
+                                          std::uint32_t rotation = 0);
 [[nodiscard]] mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now);
 
 [[nodiscard]] Result<std::vector<AddedItem>> decode_add(mesh::PayloadView payload,

@@ -112,6 +112,7 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
     params.search_tries = static_cast<std::uint8_t>(
         std::clamp<std::int64_t>(type.search_tries + spread(type.randomize_search_tries), 0, 255));
     params.empty_searches = static_cast<std::uint8_t>(type.empty_searches);
+    params.wait_searches = static_cast<std::uint8_t>(type.wait_searches);
     params.how_many = static_cast<std::uint8_t>(type.how_many);
     params.timeout_extension_on_match_join = std::chrono::seconds(type.timeout_extension_seconds);
     if (auto data = application_data_.find({owner.id, static_cast<ticket::TicketType>(type.type)});

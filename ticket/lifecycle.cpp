@@ -56,6 +56,7 @@ TicketSettings TicketService::settle(TicketParams params) {
                           params.max_members,
                           params.search_tries,
                           params.empty_searches,
+                          params.wait_searches,
                           params.how_many};
 }
 
@@ -151,27 +152,82 @@ void TicketService::run_search(const TicketId& id) {
         found->second.joining) {
         return;
     }
-    OwnedTicket& ticket = found->second;
+    start_search(found->second);
+}
+
+void TicketService::start_search(OwnedTicket& ticket) {
     ++counters_.searches;
     auto started = matching_.search_with_range_with_tags(
         ticket.params.names->search_profiles, ticket.params.names->tags,
         ticket.params.search_properties, ticket.params.how_many,
-        [this, alive = alive_, id](matching::SearchOutcome outcome) {
+        [this, alive = alive_, id = ticket.id](matching::SearchOutcome outcome) {
             if (*alive) {
                 on_search_results(id, std::move(outcome));
             }
-        });
+        },
+        // A wait search after a burst meets many others in the same buckets: each sees its own
+        // share of their rooms rather than all the same oldest ones.
+        ticket.looking ? static_cast<std::uint32_t>(random_()) | 1U : 0U);
     if (!started) {  // parameters were checked at start; a profile may have been cleared since
-        on_search_results(id, {});
+        on_search_results(ticket.id, {});
     }
+}
+
+// Two tickets whose searches ran at the same time each find nothing, the other's room not being
+// visible yet, and both wait. Only searchers join waiting rooms, so they would wait until a later
+// searcher came, which after a burst may be never. So a waiting ticket alone in its room searches
+// again one SearchInterval later, when the rooms that began waiting before it are visible: the
+// later of two such tickets finds the earlier one. While it tries a join its own room is closed;
+// two that try each other at once are settled by yield_to_crossed_join.
+void TicketService::schedule_wait_search(const OwnedTicket& ticket) {
+    if (ticket.wait_searches >= ticket.params.wait_searches || ticket.backfill) {
+        return;
+    }
+    scheduler_.run_after(ticket.params.search_interval, [this, alive = alive_, id = ticket.id] {
+        if (*alive) {
+            run_wait_search(id);
+        }
+    });
+}
+
+void TicketService::run_wait_search(const TicketId& id) {
+    auto found = tickets_.find(id);
+    if (found == tickets_.end() || found->second.phase != TicketPhase::waiting ||
+        found->second.looking || found->second.joining) {
+        return;
+    }
+    OwnedTicket& ticket = found->second;
+    auto room = rooms_.find(ticket.room_id);
+    if (room == rooms_.end() || room->second.members.size() != ticket.party.size()) {
+        return;  // others joined: the room stays where it is
+    }
+    ++ticket.wait_searches;
+    ticket.looking = true;
+    start_search(ticket);
+}
+
+void TicketService::end_wait_search(OwnedTicket& ticket) {
+    ticket.looking = false;
+    if (auto room = rooms_.find(ticket.room_id); room != rooms_.end()) {
+        room->second.state = RoomState::waiting;
+    }
+    schedule_wait_search(ticket);
 }
 
 void TicketService::on_search_results(const TicketId& id, matching::SearchOutcome outcome) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end() || found->second.phase != TicketPhase::searching) {
+    if (found == tickets_.end() ||
+        (found->second.phase != TicketPhase::searching && !found->second.looking)) {
         return;
     }
     OwnedTicket& ticket = found->second;
+    if (ticket.looking) {
+        auto room = rooms_.find(ticket.room_id);
+        if (room == rooms_.end() || room->second.members.size() != ticket.party.size()) {
+            ticket.looking = false;  // others joined while it searched: it stays
+            return;
+        }
+    }
     ticket.candidates.clear();
     ticket.next_candidate = 0;
     for (const matching::Found& item : outcome.items) {
@@ -184,7 +240,7 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
             ticket.candidates.push_back(Candidate{TicketId(room_id), *node});
         }
     }
-    if (ticket.candidates.empty()) {
+    if (ticket.candidates.empty() && !ticket.looking) {
         ++ticket.empty_searches;
     }
     try_next_candidate(ticket);
@@ -204,6 +260,10 @@ void TicketService::try_next_candidate(OwnedTicket& ticket) {
         return;
     }
     // This search found no room to join.
+    if (ticket.looking) {
+        end_wait_search(ticket);
+        return;
+    }
     ++ticket.searches;
     const bool out_of_tries = ticket.searches >= ticket.params.search_tries;
     const bool out_of_empty =
@@ -226,6 +286,9 @@ void TicketService::send_join(const TicketId& id) {
                            holder_of(ticket.params),
                            true};
     const std::string attempt = join.attempt;
+    if (auto room = rooms_.find(ticket.room_id); ticket.looking && room != rooms_.end()) {
+        room->second.state = RoomState::searching;  // a party in two rooms would be two matches
+    }
     if (ticket.joining->node == network_.self().id) {
         auto reply = accept_join(join);
         scheduler_.run_after(Duration(0), [this, alive = alive_, id, attempt, reply] {
@@ -303,6 +366,7 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
     const JoinAttempt joined = *ticket.joining;
     const TicketId id = ticket.id;
     ticket.joining.reset();
+    remove_items(ticket);  // a waiting ticket's, while its phase still says it has some
     ++counters_.joins_accepted;
     if (ticket.cancel_requested) {
         courier_.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
@@ -330,6 +394,7 @@ void TicketService::start_waiting(OwnedTicket& ticket) {
         room->second.state = ticket.backfill ? RoomState::backfill : RoomState::waiting;
     }
     refresh_items(ticket.id);
+    schedule_wait_search(ticket);
 }
 
 void TicketService::refresh_items(const TicketId& id) {

@@ -120,6 +120,9 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         return refuse("room not found");
     }
     Room& room = found->second;
+    if (room.state == RoomState::searching && join.from_search) {
+        yield_to_crossed_join(room, join);
+    }
     if (room.state != RoomState::waiting && room.state != RoomState::backfill) {
         return refuse("the room is not waiting for members");
     }
@@ -225,6 +228,23 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         end_ticket(live, PushKind::success);
     }
     return JoinReplyMessage{true, {}};
+}
+
+// Two waiting tickets whose wait searches found each other send each other a join at once, each
+// with its own room closed until its answer: both would be refused and both go on waiting. The
+// ticket with the lower ID gives its join up and takes the other in. Its own join is sure to be
+// refused: the other room stays closed until that other ticket hears back, and by then it has
+// joined this room and is gone.
+void TicketService::yield_to_crossed_join(Room& room, const JoinMessage& join) {
+    auto ticket = tickets_.find(room.live_ticket);
+    if (ticket == tickets_.end() || !ticket->second.looking || !ticket->second.joining ||
+        ticket->second.joining->room_id != join.ticket_id ||
+        !(room.id.str() < join.ticket_id.str())) {
+        return;
+    }
+    ticket->second.joining.reset();
+    ticket->second.looking = false;
+    room.state = RoomState::waiting;
 }
 
 void TicketService::complete_room(Room& room) {

@@ -172,6 +172,13 @@ private:
     void wake(const TicketId& id);
     void schedule_search(OwnedTicket& ticket, Duration delay);
     void run_search(const TicketId& id);
+    void start_search(OwnedTicket& ticket);
+    void schedule_wait_search(const OwnedTicket& ticket);
+    void run_wait_search(const TicketId& id);
+    void end_wait_search(OwnedTicket& ticket);
+    // A room closed by its ticket's wait search that gets a join from the very room that search is
+    // trying to join: the lower ticket ID gives its own join up and takes the other in.
+    void yield_to_crossed_join(Room& room, const JoinMessage& join);
     void on_search_results(const TicketId& id, matching::SearchOutcome outcome);
     void try_next_candidate(OwnedTicket& ticket);
     void spread_candidates(OwnedTicket& ticket);

@@ -85,6 +85,7 @@ struct TicketSettings {
     std::uint8_t max_members = 2;
     std::uint8_t search_tries = 0;
     std::uint8_t empty_searches = 0;
+    std::uint8_t wait_searches = 0;
     std::uint8_t how_many = 0;
 };
 
@@ -117,6 +118,8 @@ struct OwnedTicket {
     std::uint16_t empty_searches = 0;
     TicketType type = 0;
     TicketPhase phase = TicketPhase::searching;
+    std::uint8_t wait_searches = 0;  // made so far
+    bool looking = false;            // waiting, and searching or joining another waiting room
     bool backfill = false;
     bool complete_when_expire = false;
     bool cancel_requested = false;  // while a join is unresolved

@@ -48,7 +48,10 @@ struct TicketParams {
     std::chrono::seconds timeout_extension_on_match_join{0};
     std::uint8_t search_tries = 4;    // searches without a match before waiting
     std::uint8_t empty_searches = 0;  // searches finding nothing before waiting (0: no limit)
-    std::uint8_t how_many = 20;       // search results considered per search
+    // Searches a waiting ticket makes for other waiting rooms, a SearchInterval apart, while it
+    // is alone in its room (0: it only waits, as in the reference model).
+    std::uint8_t wait_searches = 1;
+    std::uint8_t how_many = 20;  // search results considered per search
 };
 
 // Bounds for ticket parameters, from config.

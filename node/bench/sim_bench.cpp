@@ -422,14 +422,16 @@ struct WaitingFigures {
 // the burst, which the heap would then count per ticket.
 constexpr std::size_t starts_per_ms = 1000;
 
-// `waiting` users connect, then start duel tickets that skip searching (searchTries 0) and wait
-// for an hour: each has its room open and its item on every replica when the heap is read.
+// `waiting` users connect, then start duel tickets that skip searching (searchTries 0 and no wait
+// search) and wait for an hour: each has its room open and its item on every replica when the
+// heap is read.
 WaitingFigures measure_waiting(int distribution_rate, std::size_t waiting, std::uint64_t seed) {
     const double cpu_before = cpu_seconds();
     config::Config config = load_duel_config();
     config.matching.distribution_rate = distribution_rate;
     config::TicketTypeConfig& duel = config.ticket_types.at(duel_type);
     duel.search_tries = 0;
+    duel.wait_searches = 0;
     duel.ticket_duration_seconds = 3600;
     SimCluster cluster(std::move(config), seed, waiting);
     cluster.world().run_for(std::chrono::seconds(2));  // periodic sweeps have run and re-armed
@@ -603,6 +605,7 @@ PoolFigures measure_pool(std::size_t pool, std::size_t newcomers, std::uint64_t 
     other.name = "other";
     other.tags = {"other"};
     other.search_tries = 0;
+    other.wait_searches = 0;  // the pool must stay as it is
     config.ticket_types[other_type] = other;
     SimCluster cluster(std::move(config), seed, pool + newcomers);
 

@@ -1,8 +1,7 @@
 // A burst: a thousand 1v1 tickets on one rating bucket within 200 ms, on three nodes with a few
-// milliseconds between them. Every ticket ends exactly once and no invariant breaks. The figures
-// are printed, not asserted: most of these tickets search while nobody waits yet, then all wait
-// at once, and two waiting tickets never join each other, so only about a third are matched
-// (the ideal matcher would pair them all) — the known gap after a burst.
+// milliseconds between them. Most search while nobody waits yet, then wait at about the same
+// moment; their wait searches pair them up. Every ticket ends exactly once, no invariant breaks,
+// and nearly all are matched (the simulation is deterministic: this is behaviour, not timing).
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -43,6 +42,7 @@ TEST_CASE("ticket/burst: a thousand tickets on one bucket within 200 ms all end 
     std::printf("ticket burst: %d of %d matched; %llu joins refused for %llu accepted\n", matched,
                 players, static_cast<unsigned long long>(refused),
                 static_cast<unsigned long long>(accepted));
+    CHECK(matched >= players * 95 / 100);  // without wait searches: about a third
     for (const std::string& broken : cluster.broken_invariants()) {
         FAIL_CHECK(broken);
     }

@@ -17,6 +17,7 @@ struct Recorder {
     std::chrono::seconds duration = 5s;
     std::chrono::seconds extension = 0s;
     std::uint8_t search_tries = 3;
+    std::uint8_t wait_searches = 1;
     std::function<bool(const std::vector<UserId>&)> complete_when;
 
     Callbacks make() {
@@ -25,6 +26,7 @@ struct Recorder {
             auto params = ranked_params(rating_of(owner), max_members, duration);
             params.timeout_extension_on_match_join = extension;
             params.search_tries = search_tries;
+            params.wait_searches = wait_searches;
             return std::optional(params);
         };
         callbacks.on_ticket_complete = [this](const TicketProperties&, const User* owner) {
@@ -88,9 +90,10 @@ TEST_CASE_FIXTURE(Fixture,
     cluster.connect(0, "ann", 1500);
     cluster.connect(1, "bob", 1520);
     REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
-    // Ann searches three times, 200 ms apart, finds nobody, and waits.
-    cluster.run(700ms);
-    CHECK(cluster.at(0).counters().searches == 3);
+    // Ann searches three times, 200 ms apart, finds nobody, and waits; 200 ms later she looks
+    // once more for another waiting room.
+    cluster.run(900ms);
+    CHECK(cluster.at(0).counters().searches == 4);
     CHECK(cluster.at(0).is_user_in_ticket_matchmaking(ranked, UserId("ann")));
     REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
     cluster.run(100ms);
@@ -110,6 +113,60 @@ TEST_CASE_FIXTURE(Fixture,
     cluster.run(50ms);
     CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});  // no second terminal push
+}
+
+// Two tickets that wait from the same moment (as two whose searches ran together and found
+// nothing) never meet without a wait search: only searchers join waiting rooms. With one, each
+// looks 200 ms later and tries to join the other's room. Where both searches ask another node,
+// the two joins cross, each room closed while its own join is out: the lower ID gives way and
+// takes the other in. Every pair of nodes of four is tried, so that some cross.
+TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: two tickets that began waiting together meet") {
+    recorder.search_tries = 0;
+    std::uint64_t crossed = 0;
+    for (const std::uint8_t wait_searches : {0, 1}) {
+        for (std::size_t a = 0; a < 4; ++a) {
+            for (std::size_t b = a + 1; b < 4; ++b) {
+                CAPTURE(wait_searches);
+                CAPTURE(a);
+                CAPTURE(b);
+                TicketCluster cluster{4, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
+                                      [this] { return recorder.make(); }};
+                recorder.wait_searches = wait_searches;
+                cluster.connect(a, "ann", 1500);
+                cluster.connect(b, "bob", 1500);
+                REQUIRE(cluster.at(a).start_ticket(ranked, UserId("ann")).has_value());
+                REQUIRE(cluster.at(b).start_ticket(ranked, UserId("bob")).has_value());
+                cluster.run(6s);
+                const Codes expected = wait_searches == 0 ? Codes{219} : Codes{220};
+                CHECK(cluster.ledger.terminal_codes(UserId("ann")) == expected);
+                CHECK(cluster.ledger.terminal_codes(UserId("bob")) == expected);
+                for (std::size_t node = 0; node < 4; ++node) {
+                    crossed += cluster.at(node).counters().joins_refused;
+                }
+                for (const std::string& broken : cluster.broken_invariants()) {
+                    FAIL_CHECK(broken);
+                }
+            }
+        }
+    }
+    CHECK(crossed > 0);
+}
+
+// A ticket that looked and found nobody still meets one that begins waiting later: that one's
+// wait search finds it.
+TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a wait search joins a room that waited longer") {
+    recorder.search_tries = 0;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(250ms);  // ann looked at 200 ms and found nobody
+    CHECK(cluster.at(0).counters().searches == 1);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(300ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+          std::vector<UserId>{UserId("ann"), UserId("bob")});
 }
 
 TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a lone ticket times out at its duration") {

@@ -75,3 +75,23 @@ TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: a clock that does not move fre
     CHECK(store.expire(now - 5s) == 0);  // a backwards step is ignored
     CHECK(search_rank(5) == Ids{"a"});
 }
+
+TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: a rotated walk begins further in and wraps") {
+    for (const char* id : {"a", "b", "c", "d"}) {
+        add_rank(id, 5);
+    }
+    std::string key;
+    store.items().for_each_bucket([&](const BucketView& bucket) { key = bucket.key; });
+    auto walk = [&](std::uint32_t rotation, std::size_t limit) {
+        std::vector<FoundItem> out;
+        store.items().collect(key, key_hash(key), now, limit, 0, out, rotation);
+        Ids ids;
+        for (const FoundItem& found : out) {
+            ids.emplace_back(found.unique_id);
+        }
+        return ids;
+    };
+    CHECK(walk(0, 10) == Ids{"a", "b", "c", "d"});  // oldest first
+    CHECK(walk(2, 10) == Ids{"c", "d", "a", "b"});
+    CHECK(walk(7, 2) == Ids{"d", "a"});  // 7 modulo 4
+}
