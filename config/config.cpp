@@ -234,10 +234,11 @@ std::vector<std::string> read_names(const nlohmann::json& value, const std::stri
 
 TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json& section,
                                    const std::string& path) {
-    expect_object(section, path,
-                  {"name", "profiles", "tags", "properties", "maxMembers", "ticketDurationSeconds",
-                   "searchIntervalMs", "searchTries", "emptySearches", "waitSearches", "howMany",
-                   "timeoutExtensionSeconds", "allowMatch", "completeWhen", "randomize"});
+    expect_object(
+        section, path,
+        {"name", "profiles", "tags", "properties", "maxMembers", "ticketDurationSeconds",
+         "searchIntervalMs", "searchTries", "emptySearches", "waitSearches", "waitSearchAfterMs",
+         "howMany", "timeoutExtensionSeconds", "allowMatch", "completeWhen", "randomize"});
     TicketTypeConfig type;
     type.name = key;
     optional_field(section, path, "name", type.name,
@@ -283,6 +284,8 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
     optional_field(section, path, "searchTries", type.search_tries, integer_in(0, 255));
     optional_field(section, path, "emptySearches", type.empty_searches, integer_in(0, 255));
     optional_field(section, path, "waitSearches", type.wait_searches, integer_in(0, 255));
+    optional_field(section, path, "waitSearchAfterMs", type.wait_search_after_ms,
+                   integer_in(10, 3600000));
     optional_field(section, path, "howMany", type.how_many, integer_in(1, 100));
     optional_field(section, path, "timeoutExtensionSeconds", type.timeout_extension_seconds,
                    integer_in(0, 3600));

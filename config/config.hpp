@@ -89,6 +89,7 @@ struct TicketTypeConfig {
     int search_tries = 4;
     int empty_searches = 0;
     int wait_searches = 1;
+    int wait_search_after_ms = 1000;
     int how_many = 20;
     int timeout_extension_seconds = 0;
     // Allow a match only if the two players' values differ by at most max_difference.

@@ -113,6 +113,7 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
         std::clamp<std::int64_t>(type.search_tries + spread(type.randomize_search_tries), 0, 255));
     params.empty_searches = static_cast<std::uint8_t>(type.empty_searches);
     params.wait_searches = static_cast<std::uint8_t>(type.wait_searches);
+    params.wait_search_after = std::chrono::milliseconds(type.wait_search_after_ms);
     params.how_many = static_cast<std::uint8_t>(type.how_many);
     params.timeout_extension_on_match_join = std::chrono::seconds(type.timeout_extension_seconds);
     if (auto data = application_data_.find({owner.id, static_cast<ticket::TicketType>(type.type)});

@@ -52,6 +52,7 @@ TicketSettings TicketService::settle(TicketParams params) {
                           std::move(params.search_properties),
                           std::move(params.application_data),
                           params.search_interval,
+                          params.wait_search_after,
                           params.timeout_extension_on_match_join,
                           params.max_members,
                           params.search_tries,
@@ -175,15 +176,16 @@ void TicketService::start_search(OwnedTicket& ticket) {
 
 // Two tickets whose searches ran at the same time each find nothing, the other's room not being
 // visible yet, and both wait. Only searchers join waiting rooms, so they would wait until a later
-// searcher came, which after a burst may be never. So a waiting ticket alone in its room searches
-// again one SearchInterval later, when the rooms that began waiting before it are visible: the
-// later of two such tickets finds the earlier one. While it tries a join its own room is closed;
-// two that try each other at once are settled by yield_to_crossed_join.
+// searcher came, which after a burst may be never. So a waiting ticket still alone in its room
+// after wait_search_after searches again: the later of two such tickets finds the earlier one.
+// While arrivals keep coming a searcher usually finds a waiting ticket before that, so the extra
+// search is paid mostly when it is needed. While it tries a join its own room is closed; two
+// that try each other at once are settled by yield_to_crossed_join.
 void TicketService::schedule_wait_search(const OwnedTicket& ticket) {
     if (ticket.wait_searches >= ticket.params.wait_searches || ticket.backfill) {
         return;
     }
-    scheduler_.run_after(ticket.params.search_interval, [this, alive = alive_, id = ticket.id] {
+    scheduler_.run_after(ticket.params.wait_search_after, [this, alive = alive_, id = ticket.id] {
         if (*alive) {
             run_wait_search(id);
         }
@@ -230,6 +232,7 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
     }
     ticket.candidates.clear();
     ticket.next_candidate = 0;
+    ticket.taken = 0;
     for (const matching::Found& item : outcome.items) {
         const std::string_view room_id = room_of_item(item.unique_id);
         auto node = node_of(room_id);
@@ -251,7 +254,11 @@ void TicketService::try_next_candidate(OwnedTicket& ticket) {
         on_deadline(ticket.id);
         return;
     }
-    if (ticket.next_candidate < ticket.candidates.size()) {
+    // Under a high arrival rate, by the time a searcher reaches a search's later candidates
+    // others have mostly taken them, each try costing a round trip. After a few found taken, it
+    // searches again or waits: a waiting ticket is found as soon as it would find one.
+    constexpr std::uint8_t taken_max = 3;
+    if (ticket.next_candidate < ticket.candidates.size() && ticket.taken < taken_max) {
         const Candidate& candidate = ticket.candidates[ticket.next_candidate++];
         ticket.joining = std::make_unique<JoinAttempt>(
             JoinAttempt{fmt::format("{}/{}", ticket.id.str(), next_attempt_++), candidate.room_id,
@@ -335,6 +342,9 @@ void TicketService::on_join_reply(const TicketId& id, const std::string& attempt
     }
     ticket.joining.reset();
     ++counters_.joins_refused;
+    if (reply && reply->taken) {
+        ++ticket.taken;
+    }
     if (ticket.cancel_requested) {
         end_ticket(id, PushKind::cancel);
     } else if (ticket.expired) {

@@ -108,9 +108,9 @@ void TicketService::announce(Room& room, const std::optional<Announcement>& anno
 }
 
 JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
-    auto refuse = [this](std::string reason) {
+    auto refuse = [this](std::string reason, bool taken = true) {
         ++counters_.joins_refused;
-        return JoinReplyMessage{false, std::move(reason)};
+        return JoinReplyMessage{false, std::move(reason), taken};
     };
     if (accepted_attempts_.contains(join.attempt)) {
         return JoinReplyMessage{true, {}};  // a retry of a join already accepted
@@ -127,7 +127,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         return refuse("the room is not waiting for members");
     }
     if (room.type != join.ticket_type) {
-        return refuse("another ticket type");
+        return refuse("another ticket type", false);
     }
     const Time now = scheduler_.now();
     std::size_t taken = seats_taken(room, now);
@@ -139,7 +139,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         const bool member = std::any_of(room.members.begin(), room.members.end(),
                                         [&](const Member& m) { return m.user->id == user->id; });
         if (member) {
-            return refuse("already a member");
+            return refuse("already a member", false);
         }
     }
     if (taken + join.party.size() > room.max_members) {
@@ -151,7 +151,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     if (handlers != nullptr && handlers->allow_match_if) {
         TicketProperties properties{owner_holder(room), {{join.party.front()->id, join.holder}}};
         if (!handlers->allow_match_if(properties, local_user(owner_id), join.party.front().get())) {
-            return refuse("the owner's rules do not allow this match");
+            return refuse("the owner's rules do not allow this match", false);
         }
         found = rooms_.find(room_id);  // the callback may have changed anything
         if (found == rooms_.end() || (found->second.state != RoomState::waiting &&

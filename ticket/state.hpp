@@ -81,6 +81,7 @@ struct TicketSettings {
     matching::RangeProperties search_properties;
     Bytes application_data;
     std::chrono::milliseconds search_interval{};
+    std::chrono::milliseconds wait_search_after{};
     std::chrono::seconds timeout_extension_on_match_join{};
     std::uint8_t max_members = 2;
     std::uint8_t search_tries = 0;
@@ -119,6 +120,7 @@ struct OwnedTicket {
     TicketType type = 0;
     TicketPhase phase = TicketPhase::searching;
     std::uint8_t wait_searches = 0;  // made so far
+    std::uint8_t taken = 0;          // candidates of the last search found taken
     bool looking = false;            // waiting, and searching or joining another waiting room
     bool backfill = false;
     bool complete_when_expire = false;

@@ -57,6 +57,7 @@ struct Join {
 struct JoinReply {
   accepted @0 :Bool;
   reason @1 :Text;                  # why not, when refused
+  taken @2 :Bool;                   # refused because the room is gone, closed or full
 }
 
 struct Push {

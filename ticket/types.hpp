@@ -48,9 +48,11 @@ struct TicketParams {
     std::chrono::seconds timeout_extension_on_match_join{0};
     std::uint8_t search_tries = 4;    // searches without a match before waiting
     std::uint8_t empty_searches = 0;  // searches finding nothing before waiting (0: no limit)
-    // Searches a waiting ticket makes for other waiting rooms, a SearchInterval apart, while it
-    // is alone in its room (0: it only waits, as in the reference model).
+    // Searches a waiting ticket makes for other waiting rooms while it is alone in its room,
+    // the first after it has waited wait_search_after, the next as long again (0: it only waits,
+    // as in the reference model).
     std::uint8_t wait_searches = 1;
+    std::chrono::milliseconds wait_search_after{1000};
     std::uint8_t how_many = 20;  // search results considered per search
 };
 

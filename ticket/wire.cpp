@@ -138,6 +138,7 @@ mesh::Payload encode(const JoinReplyMessage& message) {
     return build<wire::JoinReply>([&](wire::JoinReply::Builder root) {
         root.setAccepted(message.accepted);
         root.setReason(message.reason);
+        root.setTaken(message.taken);
     });
 }
 
@@ -254,7 +255,8 @@ Decoded<JoinMessage> decode_join(mesh::PayloadView payload, const capnp::ReaderO
 Decoded<JoinReplyMessage> decode_join_reply(mesh::PayloadView payload,
                                             const capnp::ReaderOptions& options) {
     return decode<wire::JoinReply>(payload, options, [](wire::JoinReply::Reader root) {
-        return JoinReplyMessage{root.getAccepted(), text(root.getReason(), 1024, "reason")};
+        return JoinReplyMessage{root.getAccepted(), text(root.getReason(), 1024, "reason"),
+                                root.getTaken()};
     });
 }
 

@@ -26,6 +26,7 @@ struct JoinMessage {
 struct JoinReplyMessage {
     bool accepted = false;
     std::string reason;
+    bool taken = false;  // refused because the room is gone, closed or full, not by its rules
 };
 
 enum class WireKind { success, timeout, cancel, broadcast, announce, room_closed, placed, failure };

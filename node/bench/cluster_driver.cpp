@@ -84,6 +84,27 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
     auto stream = std::make_shared<mesh::FramedStream>(context_, read_buffer_bytes);
     open_.insert(stream);
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(parts->first), parts->second);
+    if (endpoint.address().is_loopback() && endpoint.address().is_v4()) {
+        // Players come from many addresses. From one, a few hundred thousand connections a
+        // minute would exhaust its ports to the node (each closed one waits a minute), and the
+        // kernel would search ever longer for a free one: so each comes from its own loopback
+        // address.
+        std::uniform_int_distribution<unsigned> octet(1, 254);
+        const asio::ip::address_v4 source(
+            asio::ip::address_v4::bytes_type{127, static_cast<unsigned char>(octet(random_)),
+                                             static_cast<unsigned char>(octet(random_)),
+                                             static_cast<unsigned char>(octet(random_))});
+        std::error_code bind_error;
+        stream->socket.open(asio::ip::tcp::v4(), bind_error);
+        if (!bind_error) {
+            stream->socket.bind(asio::ip::tcp::endpoint(source, 0), bind_error);
+        }
+        if (bind_error) {
+            error = "cannot bind a loopback source address: " + bind_error.message();
+            close(stream);
+            co_return nullptr;
+        }
+    }
     auto [connect_error] = co_await stream->socket.async_connect(endpoint, use_nothrow);
     if (connect_error) {
         error = fmt::format("cannot connect to {}: {}", address, connect_error.message());
@@ -164,7 +185,8 @@ asio::awaitable<void> Driver::drain_member(StreamPtr stream, int type) {
 // One party: its players connect (each to a node picked at random) and the owner starts the
 // ticket. Refused as overloaded, they hang up and try again after the node's hint, as a client
 // SDK would (possibly on another node), until the retry patience runs out; a player backing off
-// holds no connection. Accepted, the owner reads pushes until its ticket ends.
+// holds no connection, so that one process can stand for tens of thousands of players. Accepted,
+// the owner reads pushes until its ticket ends.
 asio::awaitable<void> Driver::play(std::size_t index) {
     ++parties_running_;
     const Arrival& arrival = arrivals_[index];
@@ -224,8 +246,12 @@ asio::awaitable<void> Driver::play(std::size_t index) {
         auto reply = co_await call(streams.front(), std::move(request));
         const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
         if (refused != nullptr && refused->category == "overloaded") {
+            // The node's hint, doubled for each refusal in a row (up to 8 s) and jittered: the
+            // players a node turned away come back spread out, not as one wave.
+            const int hint = refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000;
+            const int longest = std::min(8000, hint << std::min(record.retries, 5));
             const auto pause = std::chrono::milliseconds(
-                refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000);
+                std::uniform_int_distribution<int>(longest / 2, longest)(random_));
             if (!stopping_ && Clock::now() + pause < patience_ends) {
                 ++record.retries;
                 hang_up();

@@ -2,6 +2,7 @@
 // simulated cluster without faults (virtual time: the timings below are exact).
 #include <doctest/doctest.h>
 
+#include "matching/matching.capnp.h"
 #include "ticket/ticket.capnp.h"
 #include "ticket_cluster.hpp"
 
@@ -90,10 +91,9 @@ TEST_CASE_FIXTURE(Fixture,
     cluster.connect(0, "ann", 1500);
     cluster.connect(1, "bob", 1520);
     REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
-    // Ann searches three times, 200 ms apart, finds nobody, and waits; 200 ms later she looks
-    // once more for another waiting room.
-    cluster.run(900ms);
-    CHECK(cluster.at(0).counters().searches == 4);
+    // Ann searches three times, 200 ms apart, finds nobody, and waits.
+    cluster.run(700ms);
+    CHECK(cluster.at(0).counters().searches == 3);
     CHECK(cluster.at(0).is_user_in_ticket_matchmaking(ranked, UserId("ann")));
     REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
     cluster.run(100ms);
@@ -117,7 +117,7 @@ TEST_CASE_FIXTURE(Fixture,
 
 // Two tickets that wait from the same moment (as two whose searches ran together and found
 // nothing) never meet without a wait search: only searchers join waiting rooms. With one, each
-// looks 200 ms later and tries to join the other's room. Where both searches ask another node,
+// looks a second later and tries to join the other's room. Where both searches ask another node,
 // the two joins cross, each room closed while its own join is out: the lower ID gives way and
 // takes the other in. Every pair of nodes of four is tried, so that some cross.
 TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: two tickets that began waiting together meet") {
@@ -159,10 +159,10 @@ TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a wait search joins a room that wa
     cluster.connect(0, "ann", 1500);
     cluster.connect(1, "bob", 1500);
     REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
-    cluster.run(250ms);  // ann looked at 200 ms and found nobody
+    cluster.run(1050ms);  // ann looked after a second and found nobody
     CHECK(cluster.at(0).counters().searches == 1);
     REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
-    cluster.run(300ms);
+    cluster.run(1100ms);
     CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
     CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
@@ -316,4 +316,48 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: starting errors") {
     cluster.at(0).set_callbacks(5, invalid);
     CHECK(cluster.at(0).start_ticket(5, UserId("ann")).error().message ==
           "AddProperties on profile 'Nope': profile 'Nope' is not defined");
+}
+
+// A searcher whose candidates were all taken after its search (here: five rooms canceled while
+// the removal of their items is lost) tries three of them, not all, then waits: under a high
+// arrival rate a search's later candidates are mostly gone by the time it reaches them.
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a searcher gives up a search after three taken rooms") {
+    recorder.search_tries = 0;
+    recorder.wait_searches = 0;
+    bool gave_up_after_three = false;
+    for (std::size_t waiters = 0; waiters < 3; ++waiters) {
+        const std::size_t searcher = (waiters + 1) % 3;
+        CAPTURE(waiters);
+        TicketCluster cluster{3, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
+                              [this] { return recorder.make(); }};
+        recorder.search_tries = 0;
+        for (int i = 0; i < 5; ++i) {
+            const UserId user("w" + std::to_string(i));
+            cluster.connect(waiters, user.str(), 1500);
+            REQUIRE(cluster.at(waiters).start_ticket(ranked, user).has_value());
+        }
+        cluster.run(100ms);
+        cluster.world.drop_if([](const NodeId&, const NodeId&, const Envelope& envelope) {
+            return envelope.service == matching::wire::SERVICE &&
+                   envelope.method == matching::wire::METHOD_REMOVE;
+        });
+        for (int i = 0; i < 5; ++i) {
+            REQUIRE(cluster.at(waiters)
+                        .cancel_ticket(ranked, UserId("w" + std::to_string(i)))
+                        .has_value());
+        }
+        cluster.run(10ms);
+        recorder.search_tries = 1;
+        cluster.connect(searcher, "sam", 1500);
+        REQUIRE(cluster.at(searcher).start_ticket(ranked, UserId("sam")).has_value());
+        cluster.run(500ms);
+        const std::uint64_t refused = cluster.at(searcher).counters().joins_refused;
+        CHECK(refused <= 3);
+        gave_up_after_three = gave_up_after_three || refused == 3;
+        CHECK(cluster.at(searcher).is_user_in_ticket_matchmaking(ranked, UserId("sam")));
+        CHECK(cluster.ledger.terminal_codes(UserId("sam")).empty());  // waiting
+        cluster.world.drop_if(nullptr);
+    }
+    CHECK(gave_up_after_three);  // where the searcher's replica still had the five items
 }

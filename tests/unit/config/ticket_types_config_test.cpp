@@ -35,7 +35,7 @@ TEST_CASE("config: ticket types load with their rules and policies") {
               "properties": {"rank": {"value": "rating", "searchSpread": 200}},
               "allowMatch": {"value": "rating", "maxDifference": 300},
               "ticketDurationSeconds": 30, "searchIntervalMs": 250, "searchTries": 3,
-              "emptySearches": 1, "waitSearches": 0, "howMany": 10, "timeoutExtensionSeconds": 5,
+              "emptySearches": 1, "waitSearches": 0, "waitSearchAfterMs": 700, "howMany": 10, "timeoutExtensionSeconds": 5,
               "randomize": {"searchIntervalMs": 50, "searchTries": 1, "ticketDurationSeconds": 2}},
         "200": {"profiles": ["Arena"], "maxMembers": 8,
                 "properties": {"rank": {"value": "rating"}, "region": {"value": "region"}},
@@ -56,6 +56,7 @@ TEST_CASE("config: ticket types load with their rules and policies") {
     CHECK(duel.search_tries == 3);
     CHECK(duel.empty_searches == 1);
     CHECK(duel.wait_searches == 0);
+    CHECK(duel.wait_search_after_ms == 700);
     CHECK(duel.how_many == 10);
     CHECK(duel.timeout_extension_seconds == 5);
     CHECK(duel.randomize_search_interval_ms == 50);
