@@ -425,8 +425,9 @@ void Node::session_closed(const std::shared_ptr<Session>& session) {
         sessions_.erase(found);
         tickets_->disconnect_user(*session->user);
         ticket_types_->forget(*session->user);
-        std::erase_if(ticket_starts_,
-                      [&](const auto& entry) { return entry.first.first == *session->user; });
+        const UserId& user = *session->user;  // its entries are adjacent, by their key
+        ticket_starts_.erase(ticket_starts_.lower_bound({user, ticket::TicketType{0}}),
+                             ticket_starts_.upper_bound({user, ticket::TicketType{255}}));
         log_->debug("session: user {} disconnected", session->user->str());
     }
 }

@@ -178,11 +178,10 @@ void TicketService::disconnect_user(const UserId& user) {
     if (!users_.contains(user)) {
         return;
     }
-    std::vector<TicketType> types;
-    for (const auto& [key, participation] : participations_) {
-        if (key.first == user) {
-            types.push_back(key.second);
-        }
+    std::vector<TicketType> types;  // the user's participations are adjacent, by their key
+    for (auto it = participations_.lower_bound({user, TicketType{0}});
+         it != participations_.end() && it->first.first == user; ++it) {
+        types.push_back(it->first.second);
     }
     for (TicketType type : types) {
         if (owned(type, user) != nullptr) {

@@ -105,7 +105,18 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
             co_return nullptr;
         }
     }
+    // A node whose accept queue is full drops the handshake and the kernel retries it for
+    // minutes: a player gives up after a few seconds instead, and tries again like any failure.
+    asio::steady_timer give_up(context_);
+    give_up.expires_after(std::chrono::seconds(3));
+    give_up.async_wait([stream](std::error_code expired) {
+        if (!expired) {
+            std::error_code ignored;
+            stream->socket.close(ignored);
+        }
+    });
     auto [connect_error] = co_await stream->socket.async_connect(endpoint, use_nothrow);
+    give_up.cancel();
     if (connect_error) {
         error = fmt::format("cannot connect to {}: {}", address, connect_error.message());
         close(stream);
@@ -195,9 +206,10 @@ asio::awaitable<void> Driver::play(std::size_t index) {
     record.type = arrival.type;
     record.party_size = static_cast<int>(arrival.users.size());
     record.started_s = std::chrono::duration<double>(Clock::now() - began_).count();
+    // Counted from when the player was due, so that a driver running late does not stretch it.
     const auto patience_ends =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(options_.retry_patience_s));
+        began_ + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(arrival.at + options_.retry_patience_s));
     asio::steady_timer backoff(context_);
     while (true) {
         std::vector<StreamPtr> streams;
@@ -230,6 +242,14 @@ asio::awaitable<void> Driver::play(std::size_t index) {
             }
             record.outcome = Outcome::refused;
             record.refusal = error;
+            break;
+        }
+        if (Clock::now() >= patience_ends) {
+            // Connecting took the rest of its patience: a player accepted now could still be
+            // waiting when the run ends, and be counted lost for the driver's sake.
+            hang_up();
+            record.outcome = Outcome::refused;
+            record.refusal = "retry patience ran out while connecting";
             break;
         }
         for (std::size_t member = 1; member < streams.size(); ++member) {
@@ -268,6 +288,7 @@ asio::awaitable<void> Driver::play(std::size_t index) {
             hang_up();
             break;
         }
+        record.accepted = true;
         while (true) {
             auto message = co_await receive(streams.front());
             if (!message) {
@@ -354,6 +375,13 @@ ClusterRun Driver::run() {
         close(stream);
     }
     context_.run_for(std::chrono::seconds(2));
+    for (TicketRecord& record : run_.records) {
+        if (record.arrived && !record.accepted && record.outcome == Outcome::unfinished) {
+            // Still connecting or backing off: never accepted, so not lost.
+            record.outcome = Outcome::refused;
+            record.refusal = "still trying to start when the run ended";
+        }
+    }
     run_.window_s = std::chrono::duration<double>(last_arrival_ - began_).count();
     return std::move(run_);
 }

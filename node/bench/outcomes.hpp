@@ -13,6 +13,7 @@ enum class Outcome { matched, timed_out, canceled, refused, unfinished };
 
 struct TicketRecord {
     bool arrived = false;
+    bool accepted = false;  // its start was accepted
     int type = 0;
     int party_size = 1;
     double started_s = 0;  // since the run began: its first try
