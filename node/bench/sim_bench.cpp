@@ -600,12 +600,12 @@ PoolFigures measure_pool(std::size_t pool, std::size_t newcomers, std::uint64_t 
     config::Config config = load_duel_config();
     config::TicketTypeConfig& duel = config.ticket_types.at(duel_type);
     duel.ticket_duration_seconds = 3600;  // the pool waits through the whole run
+    duel.wait_searches = 0;               // and does nothing but wait: only newcomers search
     config::TicketTypeConfig other = duel;
     other.type = other_type;
     other.name = "other";
     other.tags = {"other"};
     other.search_tries = 0;
-    other.wait_searches = 0;  // the pool must stay as it is
     config.ticket_types[other_type] = other;
     SimCluster cluster(std::move(config), seed, pool + newcomers);
 
