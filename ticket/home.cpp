@@ -74,6 +74,12 @@ void TicketService::receive_push(const PushEnvelope& push) {
         }
     }
     Participation& participation = found->second;
+    if (push.room_id != participation.room_id && tickets_.contains(push.ticket_id)) {
+        // The ticket still lives here, in its own room: this comes from a room whose join it
+        // gave up on and then left (the room may have taken the party after all), not its end.
+        ++counters_.pushes_dropped;
+        return;
+    }
     switch (push.kind) {
         case WireKind::placed:
             if (!participation.completed) {

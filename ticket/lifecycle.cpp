@@ -313,9 +313,13 @@ void TicketService::send_join(const TicketId& id) {
             return;
         }
         if (!reply) {
-            if (reply.error().code == mesh::MeshErrc::timeout) {
+            auto ticket = tickets_.find(id);
+            const bool still_joining = ticket != tickets_.end() && ticket->second.joining &&
+                                       ticket->second.joining->attempt == attempt;
+            if (reply.error().code == mesh::MeshErrc::timeout && still_joining) {
                 // The room's node may have taken the party without its answer arriving: leave,
-                // so that it does not keep members who were told something else.
+                // so that it does not keep members who were told something else. (Not when a
+                // push from that room already said the join succeeded: the party is there.)
                 courier_.request(node, wire::SERVICE, wire::METHOD_LEAVE, encode(leave),
                                  [](auto) {});
             }

@@ -361,3 +361,35 @@ TEST_CASE_FIXTURE(Fixture,
     }
     CHECK(gave_up_after_three);  // where the searcher's replica still had the five items
 }
+
+// A join whose answers are lost gives up a little before its ticket's deadline (its next retry
+// would come too late) and leaves the room in case it was taken in; the ticket carries on in its
+// own room. The room did take it, so the leave makes it push the member a 222, which arrives once
+// the link heals: that push is not the end of a ticket that still lives in its own room.
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a join given up on and left does not end its ticket") {
+    recorder.duration = 10s;
+    recorder.max_members = 3;
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    recorder.duration = 5s;  // bob's: one search, then he only waits
+    recorder.search_tries = 1;
+    recorder.wait_searches = 0;
+    cluster.world.drop_if([](const NodeId& from, const NodeId&, const Envelope& envelope) {
+        return from == NodeId("n0") && envelope.service == wire::SERVICE;
+    });
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    for (int step = 0; step < 50 && cluster.at(1).courier().abandoned() == 0; ++step) {
+        cluster.run(100ms);
+    }
+    REQUIRE(cluster.at(1).courier().abandoned() >= 1);
+    cluster.world.drop_if(nullptr);
+    cluster.run(6s);
+    // One end, and not the 222 from the room bob left: his deadline.
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{219});
+    for (const std::string& broken : cluster.broken_invariants()) {
+        FAIL_CHECK(broken);
+    }
+}
