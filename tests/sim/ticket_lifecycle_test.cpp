@@ -81,6 +81,23 @@ struct Fixture {
     Recorder recorder;
     TicketCluster cluster{3, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
                           [this] { return recorder.make(); }};
+
+    // ann (on n0) waits in a three-seat room for 10 s; bob (on n1) is connected.
+    void ann_waits_with_three_seats() {
+        recorder.duration = 10s;
+        recorder.max_members = 3;
+        cluster.connect(0, "ann", 1500);
+        cluster.connect(1, "bob", 1500);
+        REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+        cluster.run(700ms);
+    }
+
+    // Everything n0's ticket service sends is lost; its heartbeats still arrive.
+    void silence_tickets_of_n0() {
+        cluster.world.drop_if([](const NodeId& from, const NodeId&, const Envelope& envelope) {
+            return from == NodeId("n0") && envelope.service == wire::SERVICE;
+        });
+    }
 };
 
 }  // namespace
@@ -189,16 +206,9 @@ TEST_CASE_FIXTURE(Fixture,
     // live member for n1): bob's join into ann's three-seat room is taken but never confirmed.
     // bob's ticket honours its deadline (within one attempt's timeout), hears one 219, and the
     // room lets him go.
-    recorder.duration = 10s;
-    recorder.max_members = 3;
-    cluster.connect(0, "ann", 1500);
-    cluster.connect(1, "bob", 1500);
-    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
-    cluster.run(700ms);
+    ann_waits_with_three_seats();
     recorder.duration = 2s;  // bob's
-    cluster.world.drop_if([](const NodeId& from, const NodeId&, const Envelope& envelope) {
-        return from == NodeId("n0") && envelope.service == wire::SERVICE;
-    });
+    silence_tickets_of_n0();
     REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
     cluster.run(1990ms);
     CHECK(cluster.ledger.terminal_codes(UserId("bob")).empty());  // before its deadline: nothing
@@ -368,18 +378,11 @@ TEST_CASE_FIXTURE(Fixture,
 // the link heals: that push is not the end of a ticket that still lives in its own room.
 TEST_CASE_FIXTURE(Fixture,
                   "ticket/lifecycle: a join given up on and left does not end its ticket") {
-    recorder.duration = 10s;
-    recorder.max_members = 3;
-    cluster.connect(0, "ann", 1500);
-    cluster.connect(1, "bob", 1500);
-    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
-    cluster.run(700ms);
+    ann_waits_with_three_seats();
     recorder.duration = 5s;  // bob's: one search, then he only waits
     recorder.search_tries = 1;
     recorder.wait_searches = 0;
-    cluster.world.drop_if([](const NodeId& from, const NodeId&, const Envelope& envelope) {
-        return from == NodeId("n0") && envelope.service == wire::SERVICE;
-    });
+    silence_tickets_of_n0();
     REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
     for (int step = 0; step < 50 && cluster.at(1).courier().abandoned() == 0; ++step) {
         cluster.run(100ms);
