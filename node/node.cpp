@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <asio/post.hpp>
@@ -426,8 +427,9 @@ void Node::session_closed(const std::shared_ptr<Session>& session) {
         tickets_->disconnect_user(*session->user);
         ticket_types_->forget(*session->user);
         const UserId& user = *session->user;  // its entries are adjacent, by their key
-        ticket_starts_.erase(ticket_starts_.lower_bound({user, ticket::TicketType{0}}),
-                             ticket_starts_.upper_bound({user, ticket::TicketType{255}}));
+        ticket_starts_.erase(
+            ticket_starts_.lower_bound({user, ticket::TicketType{0}}),
+            ticket_starts_.upper_bound({user, std::numeric_limits<ticket::TicketType>::max()}));
         log_->debug("session: user {} disconnected", session->user->str());
     }
 }

@@ -199,13 +199,17 @@ void TicketService::run_wait_search(const TicketId& id) {
         return;
     }
     OwnedTicket& ticket = found->second;
-    auto room = rooms_.find(ticket.room_id);
-    if (room == rooms_.end() || room->second.members.size() != ticket.party.size()) {
+    if (!alone_in_room(ticket)) {
         return;  // others joined: the room stays where it is
     }
     ++ticket.wait_searches;
     ticket.looking = true;
     start_search(ticket);
+}
+
+bool TicketService::alone_in_room(const OwnedTicket& ticket) const {
+    auto room = rooms_.find(ticket.room_id);
+    return room != rooms_.end() && room->second.members.size() == ticket.party.size();
 }
 
 void TicketService::end_wait_search(OwnedTicket& ticket) {
@@ -223,12 +227,9 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
         return;
     }
     OwnedTicket& ticket = found->second;
-    if (ticket.looking) {
-        auto room = rooms_.find(ticket.room_id);
-        if (room == rooms_.end() || room->second.members.size() != ticket.party.size()) {
-            ticket.looking = false;  // others joined while it searched: it stays
-            return;
-        }
+    if (ticket.looking && !alone_in_room(ticket)) {
+        ticket.looking = false;  // others joined while it searched: it stays
+        return;
     }
     ticket.candidates.clear();
     ticket.next_candidate = 0;

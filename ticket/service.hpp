@@ -176,6 +176,8 @@ private:
     void schedule_wait_search(const OwnedTicket& ticket);
     void run_wait_search(const TicketId& id);
     void end_wait_search(OwnedTicket& ticket);
+    // Whether the ticket's own room holds its party and nobody else (it may still move).
+    [[nodiscard]] bool alone_in_room(const OwnedTicket& ticket) const;
     // A room closed by its ticket's wait search that gets a join from the very room that search is
     // trying to join: the lower ticket ID gives its own join up and takes the other in.
     void yield_to_crossed_join(Room& room, const JoinMessage& join);
