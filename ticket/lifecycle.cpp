@@ -247,6 +247,7 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
     if (ticket.candidates.empty() && !ticket.looking) {
         ++ticket.empty_searches;
     }
+    spread_candidates(ticket);
     try_next_candidate(ticket);
 }
 
@@ -360,11 +361,11 @@ void TicketService::on_join_reply(const TicketId& id, const std::string& attempt
     }
 }
 
-// A refused join usually means others got there first: every searcher of a bucket is handed the
-// same rooms in the same order, and if each kept trying them in that order, a busy bucket would
-// fill one room per round trip while its waiting rooms pile up. After a refusal, the next room is
-// drawn from the next few, so searchers spread over the rooms while still trying the nearest
-// ones first (a first try, uncontested, keeps the order exactly).
+// Every searcher of a bucket is handed the same rooms in the same order; if each tried them in
+// that order, a busy bucket would fill one room per round trip while its waiting rooms pile up,
+// and the refused joins would grow with the load, each a round trip that slows the next. So each
+// try, the first included, is drawn from the next few rooms: searchers spread over the rooms
+// while still trying the longest waiting ones first.
 void TicketService::spread_candidates(OwnedTicket& ticket) {
     constexpr std::size_t window = 8;
     const std::size_t left = ticket.candidates.size() - ticket.next_candidate;
