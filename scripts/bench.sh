@@ -41,6 +41,22 @@ rm -rf "$out_dir/runs" "$out_dir/traces"
 mkdir -p "$out_dir/runs" "$out_dir/traces"
 export MATCHMESH_RUN_DIR="$out_dir/cluster"
 
+# The servers (the three nodes, Redis) get the first half of the CPUs and the load generator the
+# other half, so that a ceiling is the server's and not the generator's, and a generator working
+# hard past the ceiling does not take the CPU the servers serve with. With one CPU, all share it.
+cpus=$(nproc)
+if [ "$cpus" -ge 2 ] && command -v taskset >/dev/null; then
+    span() { if [ "$1" -eq "$2" ]; then echo "$1"; else echo "$1-$2"; fi; }
+    server_cpus=$(span 0 $((cpus / 2 - 1))) player_cpus=$(span $((cpus / 2)) $((cpus - 1)))
+    on_players() { taskset -c "$player_cpus" "$@"; }
+    pin_servers() { for pid in "$@"; do taskset -a -p -c "$server_cpus" "$pid" >/dev/null; done; }
+    placement="servers on CPUs $server_cpus, the load generator on CPUs $player_cpus"
+else
+    on_players() { "$@"; }
+    pin_servers() { :; }
+    placement="servers and the load generator share the CPUs"
+fi
+
 redis_pid=""
 cleanup() {
     "$root/scripts/cluster.sh" stop >/dev/null 2>&1 || true
@@ -58,6 +74,7 @@ for _ in 1 2 3 4 5; do
     redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
         --daemonize no --logfile "$out_dir/redis.log" &
     redis_pid=$!
+    pin_servers "$redis_pid"
     for _ in $(seq 1 100); do
         redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
         kill -0 "$redis_pid" 2>/dev/null || break  # it exited: the port was taken
@@ -77,6 +94,7 @@ done
 config="$out_dir/bench-config.json"
 sed 's/"ticketDurationSeconds": 20/"ticketDurationSeconds": 10/' "$MATCHMESH_RUN_DIR/cluster.json" >"$config"
 "$root/scripts/cluster.sh" start 3 --base-port 0 --config "$config" | grep "ready:"
+pin_servers $(cat "$MATCHMESH_RUN_DIR"/node-*.pid)
 address_of() { sed -n "s/.* $1 \([^ ]*\) .*/\1/p" "$MATCHMESH_RUN_DIR/node-$2.out"; }
 nodes="$(address_of client 1),$(address_of client 2),$(address_of client 3)"
 admins="$(address_of admin 1),$(address_of admin 2),$(address_of admin 3)"
@@ -85,7 +103,7 @@ sleep 1
 if [ $quick -eq 1 ]; then
     rates=(250 500 1000) duration=5
 else
-    rates=(250 500 1000 2000 3000 4000 5000 7000 8500 10500 14000) duration=8
+    rates=(250 500 1000 2000 3000 4000 5000 6000 7000 8500 10500 14000) duration=8
 fi
 common=(--quiet --config "$config" --type 1 --rating-mean 1500 --rating-sd 300 --grace 15)
 for rate in "${rates[@]}"; do
@@ -94,21 +112,20 @@ for rate in "${rates[@]}"; do
         --seed "$rate" --trace-out "$trace" --samples "$out_dir/runs/ideal-$rate.samples" \
         --json "$out_dir/runs/ideal-$rate.json" >/dev/null
     echo "bench: $rate arrivals/s: matchmesh"
-    "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --nodes "$nodes" --admin "$admins" \
+    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --nodes "$nodes" --admin "$admins" \
         --samples "$out_dir/runs/matchmesh-$rate.samples" --json "$out_dir/runs/matchmesh-$rate.json" |
         grep -E "^all|server CPU|frames between nodes" || true
     echo "bench: $rate arrivals/s: Redis baseline"
-    "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --backend redis --redis "127.0.0.1:$redis_port" \
+    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --backend redis --redis "127.0.0.1:$redis_port" \
         --samples "$out_dir/runs/redis-$rate.samples" --json "$out_dir/runs/redis-$rate.json" |
         grep -E "^all|server CPU" || true
 done
 
 # Past the ceiling, against matchmesh: a burst of ten times the highest sustained rate for 4 s,
-# then 200/s for 20 s; and a step at twice that rate. Players refused as overloaded hang up and
-# try again after the node's hint, for up to 30 s; three player processes share the arrivals
-# (one may hold at most ~20,000 connections here). Sharing two vCPUs with the nodes, they offer
-# at most about 40,000 new players a second: a phase planned above that is capped to it, and the
-# summary records both rates.
+# then 200/s for 20 s; and a step at twice that rate. Players refused as overloaded try again
+# after the node's hint, for up to 30 s; three player processes share the arrivals (one may hold
+# at most ~20,000 connections here). A phase planned above 40,000 new players a second is capped
+# to it; the summary records both rates, and the rate the players really arrived at.
 "$bin/matchmesh-bench-summary" "$out_dir" >/dev/null
 max_rate=$(python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["matchmesh"]["max_rate"]))' \
     "$out_dir/summary.json")
@@ -139,14 +156,14 @@ with open(f"{folder}/burst.jsonl", "w") as out:
         out.write(json.dumps(arrival) + "\n")
 PY
     echo "bench: burst: ${burst_rate}/s (planned $((10 * max_rate))/s) for ${burst_s}s, then 200/s for ${calm_s}s"
-    "$bin/matchmesh-bench" "${common[@]}" --trace "$out_dir/traces/burst.jsonl" "${overload[@]}" \
+    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$out_dir/traces/burst.jsonl" "${overload[@]}" \
         --json "$out_dir/runs/burst.json" |
         grep -E "^all|lost|tried again|goodput|accepted arrivals" || true
     trace="$out_dir/traces/overload-2x.jsonl"
     "$bin/matchmesh-bench" "${common[@]}" --backend ideal --rate "$step_rate" \
         --duration "$duration" --seed 903 --trace-out "$trace" >/dev/null
     echo "bench: twice the highest sustained rate: ${step_rate}/s (planned $((2 * max_rate))/s) for ${duration}s"
-    "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" "${overload[@]}" \
+    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" "${overload[@]}" \
         --json "$out_dir/runs/overload_2x.json" |
         grep -E "^all|lost|tried again|goodput|accepted arrivals" || true
 fi
@@ -164,8 +181,7 @@ if [ $instructions -eq 1 ]; then
     sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind.out" >"$out_dir/instructions.txt"
 fi
 
-placement="$(nproc) vCPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)); no pinning: \
-3 nodes, Redis and the load generator share them"
+placement="$cpus vCPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)): $placement"
 "$bin/matchmesh-bench-summary" "$out_dir" --placement "$placement" --cdf-rate 1000
 for chart in ttm_vs_rate ttm_cdf; do
     if [ -f "$out_dir/$chart.gp" ]; then

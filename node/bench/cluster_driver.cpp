@@ -62,6 +62,7 @@ private:
     ClusterRun run_;
     std::set<StreamPtr> open_;
     std::size_t parties_running_ = 0;
+    std::size_t backing_off_ = 0;  // connections held by players waiting to try again
     Clock::time_point began_;
     Clock::time_point last_arrival_;
     bool arrivals_done_ = false;
@@ -194,10 +195,11 @@ asio::awaitable<void> Driver::drain_member(StreamPtr stream, int type) {
 }
 
 // One party: its players connect (each to a node picked at random) and the owner starts the
-// ticket. Refused as overloaded, they hang up and try again after the node's hint, as a client
-// SDK would (possibly on another node), until the retry patience runs out; a player backing off
-// holds no connection, so that one process can stand for tens of thousands of players. Accepted,
-// the owner reads pushes until its ticket ends.
+// ticket. Refused as overloaded, it tries again after the node's hint, as a client SDK would,
+// until the retry patience runs out: on the same connections while this process holds fewer
+// than `backoff_connections_max` for players backing off, else it hangs up and connects anew
+// (possibly to another node), so that one process can stand for tens of thousands of players.
+// Accepted, the owner reads pushes until its ticket ends.
 asio::awaitable<void> Driver::play(std::size_t index) {
     ++parties_running_;
     const Arrival& arrival = arrivals_[index];
@@ -211,8 +213,24 @@ asio::awaitable<void> Driver::play(std::size_t index) {
         began_ + std::chrono::duration_cast<Clock::duration>(
                      std::chrono::duration<double>(arrival.at + options_.retry_patience_s));
     asio::steady_timer backoff(context_);
+    // Waits `pause` unless it would end past the patience or the run stops first.
+    const auto wait = [&](std::chrono::milliseconds pause) -> asio::awaitable<bool> {
+        if (stopping_ || Clock::now() + pause >= patience_ends) {
+            co_return false;
+        }
+        ++record.retries;
+        backoff.expires_after(pause);
+        co_await backoff.async_wait(use_nothrow);
+        co_return !stopping_;
+    };
+    std::vector<StreamPtr> streams;
+    const auto hang_up = [&] {
+        for (const auto& stream : streams) {
+            close(stream);
+        }
+        streams.clear();
+    };
     while (true) {
-        std::vector<StreamPtr> streams;
         std::string error;
         for (const std::string& user : arrival.users) {
             StreamPtr stream = co_await open(user, error);
@@ -221,24 +239,14 @@ asio::awaitable<void> Driver::play(std::size_t index) {
             }
             streams.push_back(std::move(stream));
         }
-        const auto hang_up = [&] {
-            for (const auto& stream : streams) {
-                close(stream);
-            }
-        };
         if (streams.size() < arrival.users.size()) {
             // Could not connect (a node at its connection limit, or this process out of
             // descriptors): try again in about a second, as a client would.
             hang_up();
-            const auto pause =
-                std::chrono::milliseconds(std::uniform_int_distribution<int>(500, 1500)(random_));
-            if (!stopping_ && Clock::now() + pause < patience_ends) {
-                ++record.retries;
-                backoff.expires_after(pause);
-                co_await backoff.async_wait(use_nothrow);
-                if (!stopping_) {
-                    continue;
-                }
+            const std::chrono::milliseconds pause(
+                std::uniform_int_distribution<int>(500, 1500)(random_));
+            if (co_await wait(pause)) {
+                continue;
             }
             record.outcome = Outcome::refused;
             record.refusal = error;
@@ -255,37 +263,55 @@ asio::awaitable<void> Driver::play(std::size_t index) {
         for (std::size_t member = 1; member < streams.size(); ++member) {
             asio::co_spawn(context_, drain_member(streams[member], arrival.type), asio::detached);
         }
-        StartTicketCommand start;
-        start.ticket_type = static_cast<ticket::TicketType>(arrival.type);
-        start.values[options_.value_name] = arrival.rating;
-        for (std::size_t member = 1; member < arrival.users.size(); ++member) {
-            start.party.emplace_back(arrival.users[member]);
-        }
-        const Clock::time_point sent = Clock::now();
-        ClientRequest request{2, std::move(start)};
-        auto reply = co_await call(streams.front(), std::move(request));
-        const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
-        if (refused != nullptr && refused->category == "overloaded") {
-            // The node's hint, doubled for each refusal in a row (up to 8 s) and jittered: the
-            // players a node turned away come back spread out, not as one wave.
-            const int hint = refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000;
-            const int longest = std::min(8000, hint << std::min(record.retries, 5));
-            const auto pause = std::chrono::milliseconds(
-                std::uniform_int_distribution<int>(longest / 2, longest)(random_));
-            if (!stopping_ && Clock::now() + pause < patience_ends) {
-                ++record.retries;
-                hang_up();
-                backoff.expires_after(pause);
-                co_await backoff.async_wait(use_nothrow);
-                if (!stopping_) {
-                    continue;
+        bool accepted = false;
+        bool reconnect = false;
+        Clock::time_point sent;
+        while (true) {
+            StartTicketCommand start;
+            start.ticket_type = static_cast<ticket::TicketType>(arrival.type);
+            start.values[options_.value_name] = arrival.rating;
+            for (std::size_t member = 1; member < arrival.users.size(); ++member) {
+                start.party.emplace_back(arrival.users[member]);
+            }
+            sent = Clock::now();
+            ClientRequest request{2, std::move(start)};
+            auto reply = co_await call(streams.front(), std::move(request));
+            const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
+            if (refused != nullptr && refused->category == "overloaded") {
+                // The node's hint, doubled for each refusal in a row (up to 8 s) and jittered:
+                // the players a node turned away come back spread out, not as one wave.
+                const int hint = refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000;
+                const int longest = std::min(8000, hint << std::min(record.retries, 5));
+                const std::chrono::milliseconds pause(
+                    std::uniform_int_distribution<int>(longest / 2, longest)(random_));
+                const bool hold = backing_off_ < options_.backoff_connections_max;
+                if (!hold) {
+                    hang_up();
+                }
+                backing_off_ += hold ? streams.size() : 0;
+                const bool again = co_await wait(pause);
+                backing_off_ -= hold ? streams.size() : 0;
+                if (again) {
+                    reconnect = !hold;
+                    if (hold) {
+                        continue;
+                    }
+                    break;
                 }
             }
+            if (!reply || refused != nullptr) {
+                record.outcome = Outcome::refused;
+                record.refusal = reply ? refused->category : reply.error();
+                hang_up();
+                break;
+            }
+            accepted = true;
+            break;
         }
-        if (!reply || refused != nullptr) {
-            record.outcome = Outcome::refused;
-            record.refusal = reply ? refused->category : reply.error();
-            hang_up();
+        if (reconnect) {
+            continue;
+        }
+        if (!accepted) {
             break;
         }
         record.accepted = true;

@@ -17,6 +17,9 @@ struct ClusterDriverOptions {
     std::string token_secret;      // signs hello tokens when the cluster checks them
     double grace_s = 40;           // after the last arrival, how long tickets may still take
     double retry_patience_s = 60;  // how long a player refused as overloaded keeps trying
+    // Players backing off keep their connections up to this many per process; past it they hang
+    // up and connect again to retry (a node holds at most `maxClientConnections`).
+    std::size_t backoff_connections_max = 5000;
     std::uint64_t seed = 1;
     bool progress = true;  // a line on stderr every 5 s
 };

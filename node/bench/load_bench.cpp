@@ -94,7 +94,7 @@ void print_table(const nlohmann::json& report, const char* title) {
                     report["players_retried"].get<std::size_t>(),
                     report["retries"].get<std::size_t>());
     }
-    std::printf("goodput %.1f matches/s (from the first arrival to the last match)\n",
+    std::printf("goodput %.1f matches/s (made while players arrived)\n",
                 report["goodput_per_s"].get<double>());
 }
 

@@ -27,9 +27,11 @@ struct TicketRecord {
 
 // Summary keys: tickets_started (accepted), completed, timed_out, canceled, unfinished (accepted,
 // no terminal push: lost), refused (never accepted), fill_rate (of accepted tickets), matches,
-// matches_per_s (over `window_s`), goodput_per_s (matches per second from the first arrival to
-// the last match), retries (refusals as overloaded that were tried again), players_retried,
-// ttm_ms {p50, p90, p99, max} of matched tickets; by_type holds the same per ticket type.
+// matches_per_s (over `window_s`), arrivals_per_s (players' first tries per second, as the
+// generator managed to make them), goodput_per_s (matches made between the first and the last
+// arrival, per second of that span), retries (refusals as overloaded that were tried again),
+// players_retried, ttm_ms {p50, p90, p99, max} of matched tickets; by_type holds the same per
+// ticket type.
 [[nodiscard]] nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s);
 
 }  // namespace matchmesh::bench

@@ -607,6 +607,7 @@ void delete_run_keys(Connection& connection, const std::string& run_id) {
     std::vector<double> lags;
     for (std::size_t index = 0; index < run.arrivals.size(); ++index) {
         run.records[index].arrived = run.sent[index] != 0;
+        run.records[index].started_s += run.send_lag_ms[index] / 1000;  // when it was sent
         if (run.sent[index] != 0 && run.refused[index] == 0) {
             lags.push_back(run.send_lag_ms[index]);
         }
