@@ -177,12 +177,12 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
 }
 
 LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path) {
-    expect_object(
-        section, path,
-        {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
-         "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs", "maxClientFrameBytes",
-         "maxClientConnections", "commandsPerSecond", "rangeValuesMax", "ticketDurationMinSeconds",
-         "loopLagMaxMs", "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
+    expect_object(section, path,
+                  {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
+                   "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs",
+                   "maxClientFrameBytes", "maxClientConnections", "clientHelloTimeoutMs",
+                   "commandsPerSecond", "rangeValuesMax", "ticketDurationMinSeconds",
+                   "loopLagMaxMs", "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
     LimitsConfig limits;
     optional_field(section, path, "maxFrameBytes", limits.max_frame_bytes,
                    integer_in(4096, 256 * 1024 * 1024));
@@ -201,6 +201,8 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
                    integer_in(1024, 64 * 1024 * 1024));
     optional_field(section, path, "maxClientConnections", limits.max_client_connections,
                    integer_in(1, 1000000));
+    optional_field(section, path, "clientHelloTimeoutMs", limits.client_hello_timeout_ms,
+                   integer_in(100, 600000));
     optional_field(section, path, "commandsPerSecond", limits.commands_per_second,
                    integer_in(1, 1000000));
     optional_field(section, path, "rangeValuesMax", limits.range_values_max, integer_in(1, 256));

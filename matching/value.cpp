@@ -59,7 +59,9 @@ std::string value_to_text(const ValueMap& value) {
             [&text](const auto& scalar) {
                 using T = std::decay_t<decltype(scalar)>;
                 if constexpr (std::is_same_v<T, std::string>) {
-                    text += nlohmann::json(scalar).dump();
+                    // Bytes that are not UTF-8 (an embedder's own value) become U+FFFD.
+                    text += nlohmann::json(scalar).dump(-1, ' ', false,
+                                                        nlohmann::json::error_handler_t::replace);
                 } else if constexpr (std::is_same_v<T, Bytes>) {
                     text += "0x" + to_hex(scalar.data);
                 } else if constexpr (std::is_same_v<T, bool>) {

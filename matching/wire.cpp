@@ -9,17 +9,21 @@
 #include "matching/profile.hpp"
 #include "matching/store.hpp"
 #include "mesh/frame.hpp"
+#include "mesh/text.hpp"
 
 namespace matchmesh::matching {
 namespace {
 
+// An ID or a name: no control characters. A text value may hold tabs and newlines.
 std::string read_text(capnp::Text::Reader text, std::size_t bytes_min, std::size_t bytes_max,
                       const char* field) {
-    if (text.size() < bytes_min || text.size() > bytes_max) {
-        throw std::invalid_argument(fmt::format("{} must be {}..{} bytes, got {}", field, bytes_min,
-                                                bytes_max, text.size()));
-    }
-    return std::string(text.cStr(), text.size());
+    return mesh::read_text(text, {.bytes_min = bytes_min, .bytes_max = bytes_max}, field);
+}
+
+// A bucket key: its profile's ID, tag and bucket numbers, separated by tabs.
+std::string read_key(capnp::Text::Reader text) {
+    return mesh::read_text(
+        text, {.bytes_min = 1, .bytes_max = key_bytes_max, .control_allowed = true}, "key");
 }
 
 std::chrono::seconds read_ttl(std::uint8_t seconds) {
@@ -89,7 +93,9 @@ ValueMap read_value(capnp::List<wire::Value>::Reader list) {
             case wire::Value::FLOAT: scalar = entry.getFloat(); break;
             case wire::Value::BOOL: scalar = entry.getBool(); break;
             case wire::Value::TEXT:
-                scalar = read_text(entry.getText(), 0, value_bytes_max, "value text");
+                scalar = mesh::read_text(entry.getText(),
+                                         {.bytes_max = value_bytes_max, .control_allowed = true},
+                                         "value text");
                 break;
             case wire::Value::BYTES: {
                 auto bytes = entry.getBytes();
@@ -176,7 +182,7 @@ Result<std::vector<AddedItem>> decode_add(mesh::PayloadView payload,
             AddedItem item;
             item.profile_id =
                 read_text(entry.getProfileId(), 1, profile_id_bytes_max, "profile ID");
-            item.key = read_text(entry.getKey(), 1, key_bytes_max, "key");
+            item.key = read_key(entry.getKey());
             if (!item.key.starts_with(item.profile_id + '\t')) {
                 throw std::invalid_argument("key does not belong to its profile");
             }
@@ -208,7 +214,7 @@ Result<SearchQuery> decode_search(mesh::PayloadView payload, const capnp::Reader
         auto list = root.getKeys();
         check_size(list, search_keys_max, "keys");
         for (auto key : list) {
-            query.keys.push_back(read_text(key, 1, key_bytes_max, "key"));
+            query.keys.push_back(read_key(key));
         }
         query.limit = root.getLimit();
         query.rotation = root.getRotation();

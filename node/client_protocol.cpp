@@ -8,6 +8,7 @@
 
 #include "matching/store.hpp"
 #include "matching/wire.hpp"
+#include "mesh/text.hpp"
 #include "node/client.capnp.h"
 
 namespace matchmesh::node {
@@ -16,11 +17,7 @@ namespace {
 constexpr std::size_t user_id_bytes_max = 128;
 
 std::string text_of(capnp::Text::Reader text, std::size_t bytes_max, const char* field) {
-    if (text.size() > bytes_max) {
-        throw std::invalid_argument(
-            fmt::format("{} is {} bytes, at most {} allowed", field, text.size(), bytes_max));
-    }
-    return std::string(text.cStr(), text.size());
+    return mesh::read_text(text, {.bytes_max = bytes_max}, field);
 }
 
 template <typename List>

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <asio/steady_timer.hpp>
 
 #include "mesh/asio/listener.hpp"
+#include "mesh/text.hpp"
 
 namespace matchmesh::node {
 namespace {
@@ -73,7 +75,8 @@ void ClientServer::close(const StreamPtr& stream, std::string_view reason, bool 
         handler_.session_closed(session);
     }
     if (misbehaved) {
-        log_->warn("client: closed connection from {}: {}", remote, reason);
+        throttle_.warn(*log_, "misbehaved", "client: closed connection from {}: {}", remote,
+                       mesh::printable(reason));
     } else {
         log_->debug("client: closed connection from {}: {}", remote, reason);
     }
@@ -121,8 +124,8 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
     }
     if (connections_.size() >= options_.connections_max) {
         ++counters_.connections_refused;
-        log_->warn("client: refused a connection: {} connections already open",
-                   connections_.size());
+        throttle_.warn(*log_, "limit", "client: refused a connection: {} connections already open",
+                       connections_.size());
         std::error_code ignored;
         socket.close(ignored);
         return;
@@ -141,13 +144,46 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
     session->refilled = std::chrono::steady_clock::now();
     connections_.emplace(stream.get(), Connection{stream, session});
     streams_.emplace(session.get(), stream);
+    // Until hello, a connection speaks for nobody: one that stays silent is closed, so that idle
+    // sockets cannot hold the connection limit.
+    auto hello_deadline = std::make_shared<asio::steady_timer>(context_);
+    hello_deadline->expires_after(options_.hello_timeout);
+    hello_deadline->async_wait([this, alive = alive_, weak = std::weak_ptr(stream), session,
+                                hello_deadline](std::error_code error) {
+        auto target = weak.lock();
+        if (error || !*alive || !target || session->user) {
+            return;
+        }
+        ++counters_.hello_timeouts;
+        close(target, fmt::format("no hello within {} ms", options_.hello_timeout.count()), true);
+    });
     asio::co_spawn(context_, mesh::FramedStream::write_loop(stream, alive_), asio::detached);
     asio::co_spawn(context_, serve(this, stream, session, alive_), asio::detached);
 }
 
+// Whatever a request's handling throws ends that connection only: it is closed, counted and
+// logged, and the node goes on serving everyone else.
 asio::awaitable<void> ClientServer::serve(ClientServer* self, StreamPtr stream,
                                           std::shared_ptr<Session> session,
                                           std::shared_ptr<bool> alive) {
+    std::string failure;
+    try {
+        co_await serve_requests(self, stream, session, alive);
+        co_return;
+    } catch (const std::exception& error) {
+        failure = error.what();
+    }
+    if (*alive) {
+        ++self->counters_.connections_failed;
+        self->throttle_.warn(*self->log_, "failed", "client: closed connection from {}: {}",
+                             stream->remote(), mesh::printable(failure));
+        self->close(stream, failure, false);
+    }
+}
+
+asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr stream,
+                                                   std::shared_ptr<Session> session,
+                                                   std::shared_ptr<bool> alive) {
     std::vector<capnp::word> body;
     const capnp::ReaderOptions reader_options = self->limits_.reader_options();
     while (true) {

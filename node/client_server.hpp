@@ -21,6 +21,7 @@
 #include <asio/ip/tcp.hpp>
 
 #include "mesh/asio/framed_stream.hpp"
+#include "mesh/asio/log_throttle.hpp"
 #include "node/client_protocol.hpp"
 
 namespace matchmesh::node {
@@ -53,7 +54,8 @@ struct ClientServerOptions {
     std::size_t outbox_bytes_max = 16 * 1024 * 1024;
     std::uint64_t traversal_words_max = 64 * 1024;
     int nesting_max = 8;
-    int commands_per_second = 100;  // per session, with bursts of as many
+    int commands_per_second = 100;                   // per session, with bursts of as many
+    std::chrono::milliseconds hello_timeout{10000};  // a connection silent this long is closed
 };
 
 struct ClientCounters {
@@ -64,6 +66,8 @@ struct ClientCounters {
     std::uint64_t malformed_requests = 0;
     std::uint64_t slow_clients_closed = 0;
     std::uint64_t rate_limited = 0;
+    std::uint64_t connections_failed = 0;  // a request's handling threw: closed, and logged
+    std::uint64_t hello_timeouts = 0;      // closed for not saying hello in time
 };
 
 class ClientServer {
@@ -100,6 +104,9 @@ private:
     static asio::awaitable<void> serve(ClientServer* self, StreamPtr stream,
                                        std::shared_ptr<Session> session,
                                        std::shared_ptr<bool> alive);
+    static asio::awaitable<void> serve_requests(ClientServer* self, StreamPtr stream,
+                                                std::shared_ptr<Session> session,
+                                                std::shared_ptr<bool> alive);
 
     asio::io_context& context_;
     ClientServerOptions options_;
@@ -112,6 +119,7 @@ private:
     std::uint64_t next_session_ = 1;
     bool stopped_ = false;
     ClientCounters counters_;
+    mesh::LogThrottle throttle_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

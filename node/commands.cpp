@@ -170,7 +170,8 @@ void Node::handle_store(const std::shared_ptr<Session>&, ClientRequest& request,
                 reply(
                     ClientReply{id, std::vector<mesh::MemberInfo>(members.begin(), members.end())});
             } else if constexpr (std::is_same_v<T, DumpCommand>) {
-                reply(ClientReply{id, dump_json().dump()});
+                reply(ClientReply{id, dump_json().dump(-1, ' ', false,
+                                                       nlohmann::json::error_handler_t::replace)});
             }
         },
         request.command);

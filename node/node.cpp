@@ -166,6 +166,7 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     client_options.frame_bytes_max = config.limits.max_client_frame_bytes;
     client_options.connections_max = config.limits.max_client_connections;
     client_options.commands_per_second = config.limits.commands_per_second;
+    client_options.hello_timeout = std::chrono::milliseconds(config.limits.client_hello_timeout_ms);
     clients_ = std::make_unique<ClientServer>(context_, client_options, *this, log_);
     auto client_endpoint = clients_->listen();
     if (!client_endpoint) {

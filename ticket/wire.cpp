@@ -8,16 +8,14 @@
 
 #include "matching/wire.hpp"
 #include "mesh/frame.hpp"
+#include "mesh/text.hpp"
 #include "ticket/ticket.capnp.h"
 
 namespace matchmesh::ticket {
 namespace {
 
 std::string text(capnp::Text::Reader reader, std::size_t bytes_max, const char* field) {
-    if (reader.size() > bytes_max) {
-        throw std::invalid_argument(fmt::format("{} longer than {} bytes", field, bytes_max));
-    }
-    return std::string(reader.cStr(), reader.size());
+    return mesh::read_text(reader, {.bytes_max = bytes_max}, field);
 }
 
 Bytes bytes(capnp::Data::Reader reader, std::size_t bytes_max, const char* field) {

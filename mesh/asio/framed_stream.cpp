@@ -14,6 +14,7 @@ namespace {
 constexpr auto use_nothrow = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr std::size_t write_batch_frames = 256;
 constexpr std::size_t write_batch_bytes = 4 * 1024 * 1024;
+constexpr std::size_t body_growth_bytes = 4 * 1024;
 
 }  // namespace
 
@@ -88,19 +89,31 @@ asio::awaitable<std::expected<void, FramedStream::ReadFailure>> FramedStream::re
             length.error().code});
     }
     in_begin_ += frame_header_bytes;
-    body.resize(*length / sizeof(capnp::word));
-    auto* target = reinterpret_cast<std::byte*>(body.data());
+    // The body's memory grows with the bytes that arrive (doubling, from 4 KiB past what is
+    // buffered), not with what the header promises: a party that promises large frames and
+    // sends them slowly holds little memory.
+    const auto words_for = [&](std::size_t bytes) {
+        return (std::min(bytes, *length) + sizeof(capnp::word) - 1) / sizeof(capnp::word);
+    };
     const std::size_t buffered = std::min(in_end_ - in_begin_, *length);
-    std::memcpy(target, in_.data() + in_begin_, buffered);
+    body.resize(words_for(buffered + body_growth_bytes));
+    std::memcpy(body.data(), in_.data() + in_begin_, buffered);
     in_begin_ += buffered;
-    if (buffered < *length) {  // the rest of a large frame goes straight into the body
-        auto [error, read] = co_await asio::async_read(
-            socket, asio::buffer(target + buffered, *length - buffered), use_nothrow);
+    std::size_t received = buffered;
+    while (received < *length) {  // the rest of a large frame goes straight into the body
+        if (received == body.size() * sizeof(capnp::word)) {
+            body.resize(words_for(std::max(2 * received, received + body_growth_bytes)));
+        }
+        auto* target = reinterpret_cast<std::byte*>(body.data()) + received;
+        const std::size_t room = body.size() * sizeof(capnp::word) - received;
+        auto [error, read] =
+            co_await socket.async_read_some(asio::buffer(target, room), use_nothrow);
         if (error) {
             co_return std::unexpected(ReadFailure{
                 ReadFailure::Kind::bad_frame, fmt::format("truncated frame: {}", error.message()),
                 FrameErrc::malformed});
         }
+        received += read;
     }
     co_return std::expected<void, ReadFailure>{};
 }

@@ -13,6 +13,7 @@
 #include "mesh/auth.hpp"
 #include "mesh/base/assert.hpp"
 #include "mesh/envelope.capnp.h"
+#include "mesh/text.hpp"
 
 namespace matchmesh::mesh {
 namespace {
@@ -245,8 +246,10 @@ void TcpTransport::close(const ConnectionPtr& connection, std::string_view reaso
     }
     const std::string who = connection->ready ? connection->peer.id.str() : "unauthenticated";
     if (protocol_error) {
-        log_->warn("mesh: closed {} connection with {} ({}): {}",
-                   connection->outgoing ? "outgoing" : "incoming", connection->remote, who, reason);
+        throttle_.warn(*log_, connection->ready ? "peer" : "handshake",
+                       "mesh: closed {} connection with {} ({}): {}",
+                       connection->outgoing ? "outgoing" : "incoming", connection->remote,
+                       printable(who), printable(reason));
     } else {
         log_->debug("mesh: closed {} connection with {} ({}): {}",
                     connection->outgoing ? "outgoing" : "incoming", connection->remote, who,
@@ -277,8 +280,9 @@ void TcpTransport::accept(asio::ip::tcp::socket socket) {
     if (connections_.size() >= options_.connections_max ||
         handshaking_ >= options_.handshakes_max) {
         ++counters_.connections_refused;
-        log_->warn("mesh: refused a connection from {}: connection limit reached",
-                   endpoint_text(socket));
+        throttle_.warn(*log_, "limit",
+                       "mesh: refused a connection from {}: connection limit reached",
+                       endpoint_text(socket));
         std::error_code ignored;
         socket.close(ignored);
         return;

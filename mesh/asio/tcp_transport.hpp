@@ -30,6 +30,7 @@
 
 #include "mesh/asio/framed_stream.hpp"
 #include "mesh/asio/listener.hpp"
+#include "mesh/asio/log_throttle.hpp"
 #include "mesh/control.hpp"
 #include "mesh/frame.hpp"
 #include "mesh/mesh_core.hpp"
@@ -116,6 +117,7 @@ private:
     asio::io_context& context_;
     TcpOptions options_;
     std::shared_ptr<spdlog::logger> log_;
+    LogThrottle throttle_;
     MeshCore* core_ = nullptr;
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer seed_timer_;

@@ -2,6 +2,12 @@
 // connection or answers with an error, logs the reason, and keeps serving everyone else.
 #include <doctest/doctest.h>
 
+#include <csignal>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
@@ -62,9 +68,29 @@ struct OneNode {
     std::filesystem::path config = folder.write(
         "node.json",
         test_config(secret, R"(, "limits": {"maxFrameBytes": 65536, "handshakeTimeoutMs": 400,
-        "maxClientFrameBytes": 8192, "maxClientConnections": 6})"));
+        "maxClientFrameBytes": 8192, "maxClientConnections": 6, "clientHelloTimeoutMs": 300})"));
     NodeProcess node = NodeProcess::start(folder, "target", config);
 };
+
+// A node that takes client frames of up to 16 MiB.
+struct BigFrames {
+    TestFolder folder;
+    std::filesystem::path config = folder.write(
+        "node.json", test_config(secret, R"(, "limits": {"maxClientFrameBytes": 16777216})"));
+    NodeProcess node = NodeProcess::start(folder, "target", config);
+};
+
+// The process's resident memory, in KiB.
+long resident_kib(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.starts_with("VmRSS:")) {
+            return std::stol(line.substr(6));
+        }
+    }
+    return -1;
+}
 
 }  // namespace
 
@@ -219,4 +245,78 @@ TEST_CASE_FIXTURE(OneNode, "integration/bad-input: connections over the client l
     CHECK(logged(node, "client: refused a connection: 6 connections already open"));
     held.pop_back();
     CHECK(eventually([&] { return serves(node); }, 2s));
+}
+
+TEST_CASE_FIXTURE(OneNode,
+                  "integration/bad-input: text that is not UTF-8, or an ID with a control "
+                  "character, is refused at the edge and naming its field") {
+    // Such bytes once reached the store and the sessions: a dump then threw out of the node
+    // (SIGUSR1 aborted it) or out of a client's connection, which was never answered or closed.
+    auto client = BlockingClient::connect(node.client_address());
+    REQUIRE(client.has_value());
+    const auto refusal = [&](auto command) {
+        auto reply = client->call(std::move(command));
+        REQUIRE(reply.has_value());
+        auto* error = std::get_if<ReplyError>(&reply->body);
+        REQUIRE(error != nullptr);
+        CHECK(error->category == "malformed_request");
+        return error->message;
+    };
+    matching::ValueMap bad_value{{"note", std::string("caf\xc3")}};
+    CHECK(refusal(AddCommand{"RankMatch", "u1", "", {{"rank", 1}}, bad_value, 10s}) ==
+          "value text is not valid UTF-8 (at byte 3)");
+    CHECK(refusal(AddCommand{"RankMatch", "u\xff", "", {{"rank", 1}}, {}, 10s}) ==
+          "unique ID is not valid UTF-8 (at byte 1)");
+    CHECK(refusal(HelloCommand{UserId("eve\n2026-01-01 info forged"), "", {}}) ==
+          "user ID holds a control character at byte 3");
+    CHECK(refusal(HelloCommand{UserId("\xed\xa0\x80"), "", {}}) ==
+          "user ID is not valid UTF-8 (at byte 0)");
+
+    // Free text may hold newlines; the dumps show everything stored and the node stays up.
+    matching::ValueMap note{{"note", std::string("two\nlines, caf\xc3\xa9")}};
+    auto added = client->call(AddCommand{"RankMatch", "u2", "", {{"rank", 1}}, note, 10s});
+    REQUIRE(added.has_value());
+    CHECK_FALSE(std::holds_alternative<ReplyError>(added->body));
+    auto dump = client->call(DumpCommand{});
+    REQUIRE(dump.has_value());
+    REQUIRE(std::holds_alternative<std::string>(dump->body));
+    CHECK(std::get<std::string>(dump->body).find("u2") != std::string::npos);
+    node.send_signal(SIGUSR1);
+    CHECK(eventually([&] { return node.stdout_text().find("=== end ===") != std::string::npos; },
+                     2s));
+    CHECK(node.stdout_text().find("u2") != std::string::npos);
+    CHECK(serves(node));
+}
+
+TEST_CASE_FIXTURE(OneNode,
+                  "integration/bad-input: a client connection that never says hello is "
+                  "closed") {
+    // 10,000 such sockets once held every connection a node takes, locking players out.
+    RawConnection silent(node.client_address());
+    CHECK(silent.closed_by_peer(3s));
+    CHECK(logged(node, "no hello within 300 ms"));
+    // One that said hello stays, however quiet.
+    auto client = BlockingClient::connect(node.client_address());
+    REQUIRE(client.has_value());
+    REQUIRE(client->call(HelloCommand{UserId("quiet"), "", {}}).has_value());
+    std::this_thread::sleep_for(600ms);
+    CHECK(client->call(MembersCommand{}).has_value());
+}
+
+TEST_CASE_FIXTURE(BigFrames,
+                  "integration/bad-input: frames promised but not sent hold little "
+                  "memory") {
+    // Each header promises 16 MiB and nothing follows. The node once reserved what was promised:
+    // 5,000 such connections took it from 12 MB to 374 MB.
+    const long before = resident_kib(node.pid());
+    std::vector<std::unique_ptr<RawConnection>> slow;
+    for (int i = 0; i < 100; ++i) {
+        slow.push_back(std::make_unique<RawConnection>(node.client_address()));
+        slow.back()->send_header(16 * 1024 * 1024);
+    }
+    std::this_thread::sleep_for(500ms);  // the node reads every header
+    CHECK(serves(node));
+    const long grown_kib = resident_kib(node.pid()) - before;
+    CAPTURE(grown_kib);
+    CHECK(grown_kib < 32 * 1024);  // 1.6 GB if the promises were taken at their word
 }

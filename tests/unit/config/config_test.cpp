@@ -163,7 +163,8 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
         "cluster": {"name": "prod", "secret": "0123456789abcdef", "seeds": ["a:7100", "b:7100"],
                     "heartbeatIntervalMs": 250, "deadAfterMs": 2000, "requestTimeoutMs": 400},
         "limits": {"maxFrameBytes": 65536, "nestingLimit": 8, "sendQueueFrames": 100,
-                   "maxClientConnections": 50, "handshakeTimeoutMs": 500, "loopLagMaxMs": 80, "roundTripMaxMs": 20,
+                   "maxClientConnections": 50, "clientHelloTimeoutMs": 2000,
+                   "handshakeTimeoutMs": 500, "loopLagMaxMs": 80, "roundTripMaxMs": 20,
                    "liveTicketsMax": 5000, "requestsInFlightMax": 64}})",
                               "test.json");
     REQUIRE(loaded.has_value());
@@ -176,6 +177,7 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
     CHECK(loaded->limits.max_frame_bytes == 65536);
     CHECK(loaded->limits.nesting_limit == 8);
     CHECK(loaded->limits.max_client_connections == 50);
+    CHECK(loaded->limits.client_hello_timeout_ms == 2000);
     CHECK(loaded->limits.loop_lag_max_ms == 80);
     CHECK(loaded->limits.round_trip_max_ms == 20);
     CHECK(loaded->limits.live_tickets_max == 5000);
@@ -212,6 +214,8 @@ TEST_CASE("config: each invalid node, cluster or limits setting names its path")
                     "must be in 4..64");
     expect_rejected(R"({"limits": {"maxClientConnections": 0}})", Errc::invalid,
                     "limits.maxClientConnections", "must be in 1..");
+    expect_rejected(R"({"limits": {"clientHelloTimeoutMs": 5}})", Errc::invalid,
+                    "limits.clientHelloTimeoutMs", "must be in 100..600000");
     expect_rejected(R"({"limits": {"loopLagMaxMs": 1}})", Errc::invalid, "limits.loopLagMaxMs",
                     "must be in 10..60000");
     expect_rejected(R"({"limits": {"liveTicketsMax": 0}})", Errc::invalid, "limits.liveTicketsMax",
