@@ -119,10 +119,29 @@ std::string read_secret_file(const nlohmann::json& value, const std::string& pat
     return secret;
 }
 
+// An optional secret given as `key` (inline) or `key`File, of at least secret_bytes_min bytes.
+void read_secret(const nlohmann::json& section, const std::string& path, const std::string& key,
+                 std::string& secret) {
+    const std::string file_key = key + "File";
+    if (section.contains(key) && section.contains(file_key)) {
+        reject(child_path(path, file_key), fmt::format("give either {} or {}", key, file_key));
+    }
+    optional_field(section, path, key.c_str(), secret,
+                   [](const nlohmann::json& value, const std::string& at) {
+                       return read_string(value, at, secret_bytes_min, 4096);
+                   });
+    optional_field(section, path, file_key.c_str(), secret, read_secret_file);
+    if (section.contains(file_key) && secret.size() < secret_bytes_min) {
+        reject(child_path(path, file_key),
+               fmt::format("the secret must be at least {} bytes", secret_bytes_min));
+    }
+}
+
 ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& path) {
-    expect_object(section, path,
-                  {"name", "secret", "secretFile", "seeds", "heartbeatIntervalMs", "deadAfterMs",
-                   "requestTimeoutMs", "tokenSecret", "tokenSecretFile"});
+    expect_object(
+        section, path,
+        {"name", "secret", "secretFile", "seeds", "heartbeatIntervalMs", "deadAfterMs",
+         "requestTimeoutMs", "tokenSecret", "tokenSecretFile", "adminSecret", "adminSecretFile"});
     ClusterConfig cluster;
     optional_field(section, path, "name", cluster.name,
                    [](const nlohmann::json& value, const std::string& at) {
@@ -151,17 +170,11 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
             cluster.seeds.push_back(address()(seeds[i], fmt::format("{}[{}]", seeds_path, i)));
         }
     }
-    if (section.contains("tokenSecret") && section.contains("tokenSecretFile")) {
-        reject(child_path(path, "tokenSecretFile"), "give either tokenSecret or tokenSecretFile");
-    }
-    optional_field(section, path, "tokenSecret", cluster.token_secret,
-                   [](const nlohmann::json& value, const std::string& at) {
-                       return read_string(value, at, secret_bytes_min, 4096);
-                   });
-    optional_field(section, path, "tokenSecretFile", cluster.token_secret, read_secret_file);
-    if (section.contains("tokenSecretFile") && cluster.token_secret.size() < secret_bytes_min) {
-        reject(child_path(path, "tokenSecretFile"),
-               fmt::format("the token secret must be at least {} bytes", secret_bytes_min));
+    read_secret(section, path, "tokenSecret", cluster.token_secret);
+    read_secret(section, path, "adminSecret", cluster.admin_secret);
+    if (!cluster.admin_secret.empty() && cluster.admin_secret == cluster.token_secret) {
+        reject(child_path(path, "adminSecret"),
+               "must differ from tokenSecret (a player's token would open an admin session)");
     }
     optional_field(section, path, "heartbeatIntervalMs", cluster.heartbeat_interval_ms,
                    integer_in(10, 60000));

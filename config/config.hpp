@@ -47,6 +47,9 @@ struct ClusterConfig {
     int dead_after_ms = 3000;
     int request_timeout_ms = 500;
     std::string token_secret;  // signs client tokens; empty: clients are not authenticated
+    // Signs operators' tokens: a hello with one opens an admin session, the only kind that may
+    // use the store commands, `members` and `dump` once tokens are checked.
+    std::string admin_secret;
 };
 
 // Bounds on what peers and clients may make this node hold or parse.

@@ -151,7 +151,7 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
     hello_deadline->async_wait([this, alive = alive_, weak = std::weak_ptr(stream), session,
                                 hello_deadline](std::error_code error) {
         auto target = weak.lock();
-        if (error || !*alive || !target || session->user) {
+        if (error || !*alive || !target || session->user || session->admin) {
             return;
         }
         ++counters_.hello_timeouts;

@@ -30,6 +30,7 @@ namespace matchmesh::node {
 struct Session {
     std::uint64_t id = 0;
     std::optional<UserId> user;
+    bool admin = false;  // said hello with an operator's token (store commands, members, dump)
     std::string remote;
     double budget = 0;  // commands it may send now (a token bucket)
     std::chrono::steady_clock::time_point refilled;

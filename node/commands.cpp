@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "mesh/text.hpp"
 #include "node/node.hpp"
 #include "node/token.hpp"
 
@@ -70,10 +71,21 @@ void Node::handle(const std::shared_ptr<Session>& session, ClientRequest request
                                std::holds_alternative<RemoveCommand>(request.command) ||
                                std::holds_alternative<MembersCommand>(request.command) ||
                                std::holds_alternative<DumpCommand>(request.command);
-    if (!session->user && (!store_command || !config_.cluster.token_secret.empty())) {
-        reply(refusal(id, "unauthenticated",
-                      store_command ? "this cluster requires hello with a valid token first"
-                                    : "ticket commands need a hello first"));
+    // The store commands, `members` and `dump` reach every player's items and the cluster's
+    // layout: once tokens are checked, only an admin session may use them (a cluster without
+    // tokenSecret authenticates nobody, and the node says so at start).
+    const bool open_cluster = config_.cluster.token_secret.empty();
+    if (store_command && !session->admin && !open_cluster) {
+        reply(refusal(id, "forbidden",
+                      config_.cluster.admin_secret.empty()
+                          ? "store commands, members and dump need an admin session, and this "
+                            "cluster has no cluster.adminSecret"
+                          : "store commands, members and dump need an admin session: hello with "
+                            "a token signed with cluster.adminSecret"));
+        return;
+    }
+    if (!store_command && !session->user) {
+        reply(refusal(id, "unauthenticated", "ticket commands need a player's hello first"));
         return;
     }
     if (store_command) {
@@ -89,18 +101,28 @@ void Node::handle_hello(const std::shared_ptr<Session>& session, HelloCommand& h
         answer = refusal(id, "invalid_argument", "hello: the user ID is empty");
         return;
     }
-    if (session->user) {
-        answer = refusal(
-            id, "invalid_argument",
-            fmt::format("hello: this connection already speaks for user {}", session->user->str()));
+    if (session->user || session->admin) {
+        answer = refusal(id, "invalid_argument",
+                         fmt::format("hello: this connection already speaks for {}",
+                                     session->admin ? "an operator" : session->user->str()));
+        return;
+    }
+    // A token signed with the admin secret opens an admin session: an operator's tool, not a
+    // player (it holds no tickets and supersedes no one).
+    if (!config_.cluster.admin_secret.empty() && !hello.token.empty() &&
+        verify_token(config_.cluster.admin_secret, hello.user.str(), hello.token, unix_seconds())) {
+        session->admin = true;
+        log_->info("client: admin session for {} from {}", mesh::printable(hello.user.str()),
+                   session->remote);
+        answer = ClientReply{id, std::monostate{}};
         return;
     }
     if (!config_.cluster.token_secret.empty()) {
         auto verified = verify_token(config_.cluster.token_secret, hello.user.str(), hello.token,
                                      unix_seconds());
         if (!verified) {
-            log_->warn("client: refused hello from {} for user {}: {}", session->remote,
-                       hello.user.str(), verified.error());
+            throttle_.warn(*log_, "hello", "client: refused hello from {} for user {}: {}",
+                           session->remote, mesh::printable(hello.user.str()), verified.error());
             answer = refusal(id, "invalid_token", "hello: " + verified.error());
             return;
         }

@@ -25,6 +25,7 @@
 #include "config/config.hpp"
 #include "matching/service.hpp"
 #include "mesh/asio/asio_scheduler.hpp"
+#include "mesh/asio/log_throttle.hpp"
 #include "mesh/asio/tcp_transport.hpp"
 #include "mesh/mesh_core.hpp"
 #include "node/admission.hpp"
@@ -93,6 +94,7 @@ private:
 
     config::Config config_;
     std::shared_ptr<spdlog::logger> log_;
+    mesh::LogThrottle throttle_;  // for what clients can make it warn about
     asio::io_context context_;
     mesh::AsioScheduler scheduler_;
     mesh::TcpTransport transport_;

@@ -199,6 +199,14 @@ TEST_CASE("config: each invalid node, cluster or limits setting names its path")
                     "cluster.secretFile", "cannot read secret file '/nonexistent/secret'");
     expect_rejected(R"({"cluster": {"secret": "0123456789abcdef", "secretFile": "/x"}})",
                     Errc::invalid, "cluster.secretFile", "either secret or secretFile");
+    expect_rejected(R"({"cluster": {"adminSecret": "short"}})", Errc::invalid,
+                    "cluster.adminSecret", "must be 16..4096 bytes");
+    expect_rejected(R"({"cluster": {"adminSecret": "0123456789abcdef", "adminSecretFile": "/x"}})",
+                    Errc::invalid, "cluster.adminSecretFile",
+                    "either adminSecret or adminSecretFile");
+    expect_rejected(
+        R"({"cluster": {"tokenSecret": "0123456789abcdef", "adminSecret": "0123456789abcdef"}})",
+        Errc::invalid, "cluster.adminSecret", "must differ from tokenSecret");
     expect_rejected(R"({"cluster": {)" + secret + R"(, "seeds": "a:1"}})", Errc::invalid,
                     "cluster.seeds", "must be an array");
     expect_rejected(R"({"cluster": {)" + secret + R"(, "seeds": ["a:1", "bhost"]}})", Errc::invalid,
