@@ -1,8 +1,11 @@
 #include "config/config.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -104,15 +107,30 @@ NodeConfig parse_node(const nlohmann::json& section, const std::string& path) {
     return node;
 }
 
+// At most 4 KiB from a regular file, its final line break dropped; the reason when that fails.
 std::string read_secret_file(const nlohmann::json& value, const std::string& path) {
+    constexpr std::size_t secret_file_bytes_max = 4096;
     const std::string file = read_string(value, path, 1, 4096);
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream contents;
-    contents << in.rdbuf();
-    if (!in) {
-        reject(path, fmt::format("cannot read secret file '{}'", file));
+    std::error_code error;
+    const auto status = std::filesystem::status(file, error);
+    if (error) {
+        reject(path, fmt::format("cannot read secret file '{}': {}", file, error.message()));
     }
-    std::string secret = contents.str();
+    if (!std::filesystem::is_regular_file(status)) {
+        reject(path, fmt::format("secret file '{}' is not a regular file", file));
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::string secret(secret_file_bytes_max + 1, '\0');
+    in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
+    if (in.bad() || (!in && !in.eof())) {
+        reject(path, fmt::format("cannot read secret file '{}': {}", file,
+                                 std::generic_category().message(errno)));
+    }
+    secret.resize(static_cast<std::size_t>(in.gcount()));
+    if (secret.size() > secret_file_bytes_max) {
+        reject(path, fmt::format("secret file '{}' is longer than {} bytes", file,
+                                 secret_file_bytes_max));
+    }
     while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) {
         secret.pop_back();
     }
@@ -190,12 +208,13 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
 }
 
 LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path) {
-    expect_object(section, path,
-                  {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
-                   "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs",
-                   "maxClientFrameBytes", "maxClientConnections", "clientHelloTimeoutMs",
-                   "commandsPerSecond", "rangeValuesMax", "ticketDurationMinSeconds",
-                   "loopLagMaxMs", "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
+    expect_object(
+        section, path,
+        {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
+         "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs", "maxClientFrameBytes",
+         "maxClientConnections", "clientHelloTimeoutMs", "tokenLifetimeMaxSeconds",
+         "commandsPerSecond", "rangeValuesMax", "ticketDurationMinSeconds", "loopLagMaxMs",
+         "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
     LimitsConfig limits;
     optional_field(section, path, "maxFrameBytes", limits.max_frame_bytes,
                    integer_in(4096, 256 * 1024 * 1024));
@@ -216,6 +235,8 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
                    integer_in(1, 1000000));
     optional_field(section, path, "clientHelloTimeoutMs", limits.client_hello_timeout_ms,
                    integer_in(100, 600000));
+    optional_field(section, path, "tokenLifetimeMaxSeconds", limits.token_lifetime_max_seconds,
+                   integer_in(60, 366 * 86400));
     optional_field(section, path, "commandsPerSecond", limits.commands_per_second,
                    integer_in(1, 1000000));
     optional_field(section, path, "rangeValuesMax", limits.range_values_max, integer_in(1, 256));

@@ -63,10 +63,11 @@ struct LimitsConfig {
     int handshake_timeout_ms = 3000;
     std::size_t max_client_frame_bytes = 64 * 1024;
     std::size_t max_client_connections = 10000;
-    int client_hello_timeout_ms =
-        10000;                      // a client connection that has not said hello by then is closed
-    int commands_per_second = 100;  // per client session
-    std::size_t range_values_max = 64;  // values per range property in a client's search
+    // A client connection that has not said hello by then is closed.
+    int client_hello_timeout_ms = 10000;
+    int token_lifetime_max_seconds = 86400;  // a client token valid for longer is refused
+    int commands_per_second = 100;           // per client session
+    std::size_t range_values_max = 64;       // values per range property in a client's search
     int ticket_duration_min_seconds = 10;
     // Overload: past any of these a node refuses new tickets (`overloaded`, with a retry-after).
     int loop_lag_max_ms = 150;                   // how late its event loop may run timers

@@ -169,17 +169,24 @@ std::expected<ClientReply, std::string> BlockingClient::call(Command command,
 }
 
 bool BlockingClient::closed_by_peer(std::chrono::milliseconds timeout) {
-    std::array<std::byte, 1> byte{};
+    // Whatever the node says first (an error before it closes) is read past.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::array<std::byte, 256> bytes{};
     std::error_code error;
-    bool done = false;
-    socket_->async_read_some(asio::buffer(byte), [&](const std::error_code& result, std::size_t) {
-        error = result;
-        done = true;
-    });
-    if (!run_until(*context_, done, timeout)) {
-        socket_->cancel();
-        run_until(*context_, done, std::chrono::milliseconds(1000));
-        return false;
+    while (!error) {
+        bool done = false;
+        socket_->async_read_some(asio::buffer(bytes),
+                                 [&](const std::error_code& result, std::size_t) {
+                                     error = result;
+                                     done = true;
+                                 });
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (!run_until(*context_, done, std::max(left, std::chrono::milliseconds(0)))) {
+            socket_->cancel();
+            run_until(*context_, done, std::chrono::milliseconds(1000));
+            return false;
+        }
     }
     return error == asio::error::eof || error == asio::error::connection_reset;
 }

@@ -118,6 +118,20 @@ bool ClientServer::take_budget(Session& session) {
     return true;
 }
 
+namespace {
+
+// A last word before a close: an error reply (request ID 0) written straight to the socket, which
+// holds a few dozen bytes without blocking; if it cannot, the close says it alone.
+void say_before_closing(asio::ip::tcp::socket& socket, std::string category, std::string message) {
+    const mesh::Frame frame =
+        encode_reply(ClientReply{0, ReplyError{std::move(category), std::move(message)}});
+    std::error_code ignored;
+    socket.non_blocking(true, ignored);
+    socket.write_some(asio::buffer(frame), ignored);
+}
+
+}  // namespace
+
 void ClientServer::accept(asio::ip::tcp::socket socket) {
     if (stopped_) {
         return;
@@ -126,6 +140,10 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
         ++counters_.connections_refused;
         throttle_.warn(*log_, "limit", "client: refused a connection: {} connections already open",
                        connections_.size());
+        say_before_closing(socket, "too_many_connections",
+                           fmt::format("this node holds its maximum of {} client connections "
+                                       "(limits.maxClientConnections); try another",
+                                       options_.connections_max));
         std::error_code ignored;
         socket.close(ignored);
         return;
@@ -194,6 +212,10 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
         if (!read) {
             const bool bad = read.error().kind == mesh::FramedStream::ReadFailure::Kind::bad_frame;
             self->counters_.frames_rejected += bad ? 1 : 0;
+            if (read.error().frame_error == mesh::FrameErrc::oversized) {
+                say_before_closing(stream->socket, "frame_too_large",
+                                   read.error().reason + " (limits.maxClientFrameBytes)");
+            }
             self->close(stream, read.error().reason, bad);
             co_return;
         }

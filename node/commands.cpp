@@ -107,10 +107,13 @@ void Node::handle_hello(const std::shared_ptr<Session>& session, HelloCommand& h
                                      session->admin ? "an operator" : session->user->str()));
         return;
     }
+    const auto token_lifetime_max =
+        static_cast<std::uint64_t>(config_.limits.token_lifetime_max_seconds);
     // A token signed with the admin secret opens an admin session: an operator's tool, not a
     // player (it holds no tickets and supersedes no one).
     if (!config_.cluster.admin_secret.empty() && !hello.token.empty() &&
-        verify_token(config_.cluster.admin_secret, hello.user.str(), hello.token, unix_seconds())) {
+        verify_token(config_.cluster.admin_secret, hello.user.str(), hello.token, unix_seconds(),
+                     token_lifetime_max)) {
         session->admin = true;
         log_->info("client: admin session for {} from {}", mesh::printable(hello.user.str()),
                    session->remote);
@@ -119,7 +122,7 @@ void Node::handle_hello(const std::shared_ptr<Session>& session, HelloCommand& h
     }
     if (!config_.cluster.token_secret.empty()) {
         auto verified = verify_token(config_.cluster.token_secret, hello.user.str(), hello.token,
-                                     unix_seconds());
+                                     unix_seconds(), token_lifetime_max);
         if (!verified) {
             throttle_.warn(*log_, "hello", "client: refused hello from {} for user {}: {}",
                            session->remote, mesh::printable(hello.user.str()), verified.error());

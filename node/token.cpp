@@ -31,7 +31,8 @@ std::string make_token(std::string_view secret, std::string_view user,
 
 std::expected<void, std::string> verify_token(std::string_view secret, std::string_view user,
                                               std::string_view token,
-                                              std::uint64_t now_unix_seconds) {
+                                              std::uint64_t now_unix_seconds,
+                                              std::uint64_t lifetime_max_seconds) {
     if (token.empty()) {
         return std::unexpected("a token is required");
     }
@@ -54,6 +55,12 @@ std::expected<void, std::string> verify_token(std::string_view secret, std::stri
     if (expires <= now_unix_seconds) {
         return std::unexpected(
             fmt::format("the token expired {} s ago", now_unix_seconds - expires));
+    }
+    if (expires - now_unix_seconds > lifetime_max_seconds) {
+        return std::unexpected(
+            fmt::format("the token is valid for {} s more; this cluster takes at most {} s "
+                        "(limits.tokenLifetimeMaxSeconds)",
+                        expires - now_unix_seconds, lifetime_max_seconds));
     }
     return {};
 }

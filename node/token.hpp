@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -12,10 +13,11 @@ namespace matchmesh::node {
 [[nodiscard]] std::string make_token(std::string_view secret, std::string_view user,
                                      std::uint64_t expires_unix_seconds);
 
-// The error says why (expired, forged, malformed), for the refusal's message.
-[[nodiscard]] std::expected<void, std::string> verify_token(std::string_view secret,
-                                                            std::string_view user,
-                                                            std::string_view token,
-                                                            std::uint64_t now_unix_seconds);
+// The error says why (expired, forged, malformed, or valid for longer than
+// `lifetime_max_seconds` from now: a token that leaks should not open sessions for years).
+[[nodiscard]] std::expected<void, std::string> verify_token(
+    std::string_view secret, std::string_view user, std::string_view token,
+    std::uint64_t now_unix_seconds,
+    std::uint64_t lifetime_max_seconds = std::numeric_limits<std::uint64_t>::max());
 
 }  // namespace matchmesh::node

@@ -20,6 +20,12 @@ namespace {
 
 constexpr auto use_nothrow = asio::experimental::as_tuple(asio::use_awaitable);
 
+std::string address_text(const asio::ip::tcp::socket& socket) {
+    std::error_code error;
+    const auto endpoint = socket.remote_endpoint(error);
+    return error ? std::string("?") : endpoint.address().to_string();
+}
+
 std::string endpoint_text(const asio::ip::tcp::socket& socket) {
     std::error_code error;
     const auto endpoint = socket.remote_endpoint(error);
@@ -46,6 +52,7 @@ struct TcpTransport::Connection {
     MemberInfo peer;
     NodeId expected_peer;  // empty when dialing a seed
     std::string remote;
+    std::string source;  // an incoming connection's address, without the port
 };
 
 TcpTransport::TcpTransport(asio::io_context& context, TcpOptions options,
@@ -231,7 +238,7 @@ void TcpTransport::close(const ConnectionPtr& connection, std::string_view reaso
     connection->stream->close();
     connection->deadline.cancel();
     if (!connection->ready) {
-        --handshaking_;
+        handshake_ended(*connection);
     }
     connections_.erase(connection->id);
     for (const NodeId* id :
@@ -263,9 +270,17 @@ void TcpTransport::reject_frame(const ConnectionPtr& connection, const FrameErro
     close(connection, fmt::format("{}: {}", to_string(error.code), error.message), true);
 }
 
+void TcpTransport::handshake_ended(const Connection& connection) {
+    --handshaking_;
+    if (auto found = handshaking_from_.find(connection.source);
+        !connection.source.empty() && found != handshaking_from_.end() && --found->second == 0) {
+        handshaking_from_.erase(found);
+    }
+}
+
 void TcpTransport::became_ready(const ConnectionPtr& connection) {
     connection->ready = true;
-    --handshaking_;
+    handshake_ended(*connection);
     connection->deadline.cancel();
     std::error_code ignored;
     connection->stream->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
@@ -287,8 +302,23 @@ void TcpTransport::accept(asio::ip::tcp::socket socket) {
         socket.close(ignored);
         return;
     }
+    const std::string source = address_text(socket);
+    if (auto pending = handshaking_from_.find(source);
+        pending != handshaking_from_.end() &&
+        pending->second >= options_.handshakes_per_address_max) {
+        ++counters_.connections_refused;
+        throttle_.warn(*log_, "limit",
+                       "mesh: refused a connection from {}: {} handshakes from that address are "
+                       "already pending",
+                       endpoint_text(socket), pending->second);
+        std::error_code ignored;
+        socket.close(ignored);
+        return;
+    }
     ++counters_.connections_accepted;
     auto connection = make_connection(false);
+    connection->source = source;
+    ++handshaking_from_[source];
     connection->remote = endpoint_text(socket);
     connection->stream->socket = std::move(socket);
     asio::co_spawn(context_, serve_incoming(this, connection, alive_), asio::detached);

@@ -49,6 +49,9 @@ struct TcpOptions {
     Duration seed_retry{2000};        // re-dial seeds while this node is alone
     std::size_t connections_max = 1024;
     std::size_t handshakes_max = 64;  // connections not yet authenticated
+    // Of those, from one address: a flood from one source cannot hold every handshake slot and
+    // keep a restarted member out (a node dials each peer once, so a few are plenty).
+    std::size_t handshakes_per_address_max = 16;
 };
 
 struct TcpCounters {
@@ -97,6 +100,7 @@ private:
     void close(const ConnectionPtr& connection, std::string_view reason, bool protocol_error);
     void reject_frame(const ConnectionPtr& connection, const FrameError& error);
     void became_ready(const ConnectionPtr& connection);
+    void handshake_ended(const Connection& connection);
 
     void accept(asio::ip::tcp::socket socket);
 
@@ -128,6 +132,7 @@ private:
     std::unordered_map<NodeId, Time> last_dial_;
     ConnectionId next_id_ = 1;
     std::size_t handshaking_ = 0;
+    std::unordered_map<std::string, std::size_t> handshaking_from_;  // incoming, by address
     bool stopped_ = false;
     TcpCounters counters_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

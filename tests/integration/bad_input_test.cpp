@@ -80,6 +80,22 @@ struct BigFrames {
     NodeProcess node = NodeProcess::start(folder, "target", config);
 };
 
+// A node whose mesh handshakes may take 10 s.
+struct SlowHandshakes {
+    TestFolder folder;
+    std::filesystem::path config = folder.write(
+        "node.json", test_config(secret, R"(, "limits": {"handshakeTimeoutMs": 10000})"));
+    NodeProcess node = NodeProcess::start(folder, "target", config);
+};
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+    std::size_t count = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+        ++count;
+    }
+    return count;
+}
+
 // The process's resident memory, in KiB.
 long resident_kib(pid_t pid) {
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -198,6 +214,18 @@ TEST_CASE_FIXTURE(OneNode,
     }
     CHECK(logged(node, "client: closed connection"));
 
+    // An oversized frame is answered with its error before the close.
+    RawConnection oversized(node.client_address());
+    oversized.send(header_bytes(8192 + 8, 1, 0));
+    auto said = oversized.read_body(3s);
+    REQUIRE(said.has_value());
+    auto too_large = decode_reply(*said, mesh::FrameLimits{}.reader_options());
+    REQUIRE(too_large.has_value());
+    CHECK(std::get<ReplyError>(too_large->body).category == "frame_too_large");
+    CHECK(std::get<ReplyError>(too_large->body).message.find("limits.maxClientFrameBytes") !=
+          std::string::npos);
+    CHECK(oversized.closed_by_peer(3s));
+
     // A readable frame that is not a request: an error reply, and the connection still works.
     RawConnection confused(node.client_address());
     confused.send(deep_message());
@@ -239,9 +267,13 @@ TEST_CASE_FIXTURE(OneNode, "integration/bad-input: connections over the client l
         REQUIRE(client->call(MembersCommand{}).has_value());
         held.push_back(std::move(*client));
     }
-    auto extra = BlockingClient::connect(node.client_address());
-    REQUIRE(extra.has_value());  // TCP accepts; the node then closes it
-    CHECK(extra->closed_by_peer(3s));
+    RawConnection extra(node.client_address());  // TCP accepts; the node says why and closes it
+    auto said = extra.read_body(3s);
+    REQUIRE(said.has_value());
+    auto refusal = decode_reply(*said, mesh::FrameLimits{}.reader_options());
+    REQUIRE(refusal.has_value());
+    CHECK(std::get<ReplyError>(refusal->body).category == "too_many_connections");
+    CHECK(extra.closed_by_peer(3s));
     CHECK(logged(node, "client: refused a connection: 6 connections already open"));
     held.pop_back();
     CHECK(eventually([&] { return serves(node); }, 2s));
@@ -319,4 +351,29 @@ TEST_CASE_FIXTURE(BigFrames,
     const long grown_kib = resident_kib(node.pid()) - before;
     CAPTURE(grown_kib);
     CHECK(grown_kib < 32 * 1024);  // 1.6 GB if the promises were taken at their word
+}
+
+TEST_CASE_FIXTURE(SlowHandshakes,
+                  "integration/bad-input: one address cannot hold every pending "
+                  "mesh handshake, and its refusals do not flood the log") {
+    // An unauthenticated flood once kept a restarted node out of the cluster for 35 s while it
+    // logged 928,626 warnings in 40 s.
+    std::vector<std::unique_ptr<RawConnection>> pending;
+    for (int i = 0; i < 16; ++i) {
+        pending.push_back(std::make_unique<RawConnection>(node.mesh_address()));
+        REQUIRE(pending.back()->read_body(3s).has_value());  // its challenge: now pending
+    }
+    for (int i = 0; i < 40; ++i) {
+        RawConnection over(node.mesh_address());
+        CHECK(over.closed_by_peer(3s));
+    }
+    CHECK(logged(node, "16 handshakes from that address are already pending"));
+    CHECK(count_of(node.log_text(), "already pending") <= 10);
+    pending.clear();  // the flood ends: a member gets in at once
+    CHECK(eventually(
+        [&] {
+            RawConnection member(node.mesh_address());
+            return member.handshake("late-peer", "integration", secret) == std::string("target");
+        },
+        3s));
 }

@@ -178,6 +178,7 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
     CHECK(loaded->limits.nesting_limit == 8);
     CHECK(loaded->limits.max_client_connections == 50);
     CHECK(loaded->limits.client_hello_timeout_ms == 2000);
+    CHECK(loaded->limits.token_lifetime_max_seconds == 86400);  // the default
     CHECK(loaded->limits.loop_lag_max_ms == 80);
     CHECK(loaded->limits.round_trip_max_ms == 20);
     CHECK(loaded->limits.live_tickets_max == 5000);
@@ -222,6 +223,8 @@ TEST_CASE("config: each invalid node, cluster or limits setting names its path")
                     "must be in 4..64");
     expect_rejected(R"({"limits": {"maxClientConnections": 0}})", Errc::invalid,
                     "limits.maxClientConnections", "must be in 1..");
+    expect_rejected(R"({"limits": {"tokenLifetimeMaxSeconds": 1}})", Errc::invalid,
+                    "limits.tokenLifetimeMaxSeconds", "must be in 60..");
     expect_rejected(R"({"limits": {"clientHelloTimeoutMs": 5}})", Errc::invalid,
                     "limits.clientHelloTimeoutMs", "must be in 100..600000");
     expect_rejected(R"({"limits": {"loopLagMaxMs": 1}})", Errc::invalid, "limits.loopLagMaxMs",
@@ -239,6 +242,19 @@ TEST_CASE("config: the secret may come from a file, and a node needs one") {
     REQUIRE(loaded.has_value());
     CHECK(loaded->cluster.secret == "file-secret-0123456789");  // trailing newline dropped
     std::filesystem::remove(secret_file);
+
+    // What is not a small regular file is refused with the reason, and read no further.
+    const auto too_long = write_temp("matchmesh_long_secret.txt", std::string(5000, 's'));
+    const auto directory = std::filesystem::temp_directory_path();
+    const std::vector<std::pair<std::string, std::string>> refused{
+        {directory.string(), "is not a regular file"},
+        {"/dev/zero", "is not a regular file"},
+        {too_long.string(), "is longer than 4096 bytes"}};
+    for (const auto& [file, reason] : refused) {
+        expect_rejected(R"({"cluster": {"tokenSecretFile": ")" + file + R"("}})", Errc::invalid,
+                        "cluster.tokenSecretFile", reason);
+    }
+    std::filesystem::remove(too_long);
 
     auto bare = load_string("{}", "test.json");
     REQUIRE(bare.has_value());

@@ -23,6 +23,18 @@ TEST_CASE("token: a token made with the secret is accepted for its user until it
     CHECK(expired.error().find("expired") != std::string::npos);
 }
 
+TEST_CASE("token: one valid for longer than the cluster's maximum lifetime is refused") {
+    const std::string token = make_token(secret, "alice", now + 100 * 365 * 86400ULL);
+    CHECK(verify_token(secret, "alice", token, now).has_value());  // no maximum given
+    auto refused = verify_token(secret, "alice", token, now, 86400);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error() ==
+          "the token is valid for 3153600000 s more; this cluster takes at most 86400 s "
+          "(limits.tokenLifetimeMaxSeconds)");
+    CHECK(verify_token(secret, "alice", make_token(secret, "alice", now + 86400), now, 86400)
+              .has_value());
+}
+
 TEST_CASE("token: another user, another secret or a changed expiry is refused as forged") {
     const std::string token = make_token(secret, "alice", now + 60);
     using Attempt = std::tuple<std::string, std::string, std::string>;  // user, secret, token
