@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "matching/dump.hpp"
+#include "mesh/text.hpp"
 
 namespace matchmesh::node {
 namespace {
@@ -114,8 +115,9 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     mesh_options.membership.dead_after = Duration(config.cluster.dead_after_ms);
     mesh_options.limits = tcp_options(config).limits;
     mesh_options.requests_per_peer_max = config.limits.requests_in_flight_max;
-    mesh_options.on_warning = [log = log_](const std::string& text) {
-        log->warn("mesh: {}", text);
+    // What peers' messages make the mesh and the store warn about goes through the throttle.
+    mesh_options.on_warning = [this](const std::string& text) {
+        throttle_.warn(*log_, "mesh", "mesh: {}", mesh::printable(text, 1024));
     };
     mesh_options.on_round_trip = [this](std::chrono::nanoseconds took) {
         const double seconds = std::chrono::duration<double>(took).count();
@@ -133,8 +135,8 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     matching_options.target_node_type = config.matching.target_node_type;
     matching_options.distribution_rate = config.matching.distribution_rate;
     matching_options.search_timeout = Duration(config.cluster.request_timeout_ms);
-    matching_options.on_warning = [log = log_](const std::string& text) {
-        log->warn("matching: {}", text);
+    matching_options.on_warning = [this](const std::string& text) {
+        throttle_.warn(*log_, "matching", "matching: {}", mesh::printable(text, 1024));
     };
     matching_ = std::make_unique<matching::MatchingService>(*core_, scheduler_, matching_options);
     for (const auto& [profile_id, widths] : config.matching.profiles) {
