@@ -38,6 +38,7 @@ struct Request {
     startBackfill @17 :TicketRef;
     stopBackfill @18 :TicketRef;
     ticketMembers @19 :TicketRef;       # owner only: the room's member IDs
+    acceptParty @20 :AcceptParty;       # this user may be in the owner's party (see below)
   }
 }
 
@@ -56,6 +57,14 @@ struct StartTicket {
   values @1 :List(Property);    # the player's values (e.g. rating) the ticket type's rules use
   party @2 :List(Text);         # other users, connected to any node, who play with this one
   applicationData @3 :Data;
+}
+
+# A startTicket names its party; each member must first have accepted the owner's party, on its
+# own session, for that ticket type (else party_unavailable). The consent holds until the member
+# accepts another owner, sends an empty owner, or its session ends.
+struct AcceptParty {
+  ticketType @0 :UInt8;
+  owner @1 :Text;
 }
 
 struct Kick {

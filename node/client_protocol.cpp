@@ -142,6 +142,12 @@ Command command_of(wire::Request::Reader request) {
                                  request.getStopBackfill().getTicketType()};
         case wire::Request::TICKET_MEMBERS:
             return TicketCommand{TicketAction::members, request.getTicketMembers().getTicketType()};
+        case wire::Request::ACCEPT_PARTY: {
+            auto accept = request.getAcceptParty();
+            return AcceptPartyCommand{
+                accept.getTicketType(),
+                UserId(text_of(accept.getOwner(), user_id_bytes_max, "party owner"))};
+        }
         case wire::Request::KICK: {
             auto kick = request.getKick();
             return KickCommand{kick.getTicketType(),
@@ -318,6 +324,10 @@ mesh::Frame encode_request(const ClientRequest& request) {
                         root.initTicketMembers().setTicketType(command.ticket_type);
                         break;
                 }
+            } else if constexpr (std::is_same_v<T, AcceptPartyCommand>) {
+                auto accept = root.initAcceptParty();
+                accept.setTicketType(command.ticket_type);
+                accept.setOwner(command.owner.str());
             } else if constexpr (std::is_same_v<T, KickCommand>) {
                 auto kick = root.initKick();
                 kick.setTicketType(command.ticket_type);

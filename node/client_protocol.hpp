@@ -80,6 +80,11 @@ struct TicketCommand {
     ticket::TicketType ticket_type = 0;
 };
 
+struct AcceptPartyCommand {
+    ticket::TicketType ticket_type = 0;
+    UserId owner;  // empty: in no party
+};
+
 struct KickCommand {
     ticket::TicketType ticket_type = 0;
     UserId target;
@@ -105,7 +110,7 @@ struct GetPropertiesCommand {
 using Command =
     std::variant<AddCommand, SearchCommand, RangeSearchCommand, RemoveCommand, MembersCommand,
                  DumpCommand, HelloCommand, StartTicketCommand, TicketCommand, KickCommand,
-                 BroadcastCommand, SetPropertiesCommand, GetPropertiesCommand>;
+                 BroadcastCommand, SetPropertiesCommand, GetPropertiesCommand, AcceptPartyCommand>;
 
 struct ClientRequest {
     std::uint64_t id = 0;

@@ -242,6 +242,9 @@ void Node::handle_ticket(const UserId& user, ClientRequest& request, Reply& repl
                         break;
                     }
                 }
+            } else if constexpr (std::is_same_v<T, AcceptPartyCommand>) {
+                tickets_->accept_party(command.ticket_type, user, std::move(command.owner));
+                reply(ClientReply{id, std::monostate{}});
             } else if constexpr (std::is_same_v<T, KickCommand>) {
                 tickets_->kickout_from_ticket(command.ticket_type, user, command.target,
                                               answer_later(id, reply));

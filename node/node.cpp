@@ -150,6 +150,7 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     ticket_options.limits.ticket_duration_min =
         std::chrono::seconds(config.limits.ticket_duration_min_seconds);
     ticket_options.join_timeout = Duration(config.cluster.request_timeout_ms);
+    ticket_options.party_consent = true;  // players name their parties: each member accepts
     ticket_options.courier.attempt_timeout = Duration(config.cluster.request_timeout_ms);
     ticket_options.on_superseded = [this](const UserId& user) {
         if (auto session = sessions_[user].lock()) {

@@ -23,6 +23,12 @@ PushKind user_kind(WireKind kind) {
     }
 }
 
+TicketError not_accepted(const UserId& member, const UserId& owner) {
+    return TicketError{Errc::party_unavailable,
+                       fmt::format("party member '{}' has not accepted the party of '{}'",
+                                   member.str(), owner.str())};
+}
+
 }  // namespace
 
 const User* TicketService::local_user(const UserId& id) const {
@@ -246,7 +252,9 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
             continue;
         }
         if (const User* local = local_user(user_id)) {
-            if (participations_.contains({user_id, type})) {
+            if (!accepted(user_id, type, owner.id)) {
+                state->error = not_accepted(user_id, owner.id);
+            } else if (participations_.contains({user_id, type})) {
                 state->error = TicketError{
                     Errc::party_unavailable,
                     fmt::format("party member '{}' is busy with this ticket type", user_id.str())};
@@ -269,9 +277,9 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
         }
         for (const NodeId& node : others) {
             network_.request(
-                node, wire::SERVICE, wire::METHOD_CLAIM, encode(ClaimMessage{id, type, user_id}),
-                options_.join_timeout,
-                [this, alive = alive_, state, answers, found, user_id,
+                node, wire::SERVICE, wire::METHOD_CLAIM,
+                encode(ClaimMessage{id, type, user_id, owner.id}), options_.join_timeout,
+                [this, alive = alive_, state, answers, found, user_id, owner = owner.id,
                  finish](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
                     if (!*alive) {
                         return;
@@ -287,6 +295,8 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
                                         fmt::format("party member '{}' is busy with this "
                                                     "ticket type",
                                                     user_id.str())};
+                    } else if (claim && claim->reason == "not accepted") {
+                        state->error = not_accepted(user_id, owner);
                     }
                     if (--*answers == 0) {
                         if (!*found && !state->error) {
@@ -313,7 +323,7 @@ void TicketService::release_claims(const TicketId& id, TicketType type,
         for (const mesh::MemberInfo& member : network_.live_members()) {
             if (member.id != network_.self().id) {
                 courier_.request(member.id, wire::SERVICE, wire::METHOD_RELEASE,
-                                 encode(ClaimMessage{id, type, user}), [](auto) {});
+                                 encode(ClaimMessage{id, type, user, {}}), [](auto) {});
             }
         }
     }

@@ -194,6 +194,26 @@ void TicketService::disconnect_user(const UserId& user) {
         }
     }
     users_.erase(user);
+    std::erase_if(accepted_parties_, [&](const auto& entry) { return entry.first.first == user; });
+}
+
+void TicketService::accept_party(TicketType type, const UserId& member, UserId owner) {
+    if (!users_.contains(member)) {
+        return;
+    }
+    if (owner.str().empty()) {
+        accepted_parties_.erase({member, type});
+    } else {
+        accepted_parties_[{member, type}] = std::move(owner);
+    }
+}
+
+bool TicketService::accepted(const UserId& member, TicketType type, const UserId& owner) const {
+    if (!options_.party_consent) {
+        return true;
+    }
+    auto found = accepted_parties_.find({member, type});
+    return found != accepted_parties_.end() && found->second == owner;
 }
 
 const User* TicketService::find_user(const UserId& user) const {
@@ -769,6 +789,10 @@ void TicketService::on_claim(const NodeId& from, mesh::PayloadView payload,
     const User* user = local_user(claim->user);
     if (user == nullptr) {
         responder.reply(encode(ClaimReplyMessage{false, {}, "not connected here"}));
+        return;
+    }
+    if (!accepted(claim->user, claim->ticket_type, claim->owner)) {
+        responder.reply(encode(ClaimReplyMessage{false, {}, "not accepted"}));
         return;
     }
     auto existing = participations_.find({claim->user, claim->ticket_type});

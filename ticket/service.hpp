@@ -43,6 +43,10 @@ struct TicketServiceOptions {
     // New sessions are announced to the other nodes together, at most this long after they
     // began (a busy node sends one message per peer for many connects, not one per connect).
     Duration session_announce_delay{5};
+    // A party member is claimed only if its own session accepted the owner's party first
+    // (accept_party). Off, the caller of start_ticket vouches for the party: the game's own server
+    // code. The node's client port turns it on, so that no player can pull others into a room.
+    bool party_consent = false;
     CourierOptions courier;
 };
 
@@ -79,6 +83,10 @@ public:
     [[nodiscard]] const User* find_user(const UserId& user) const;
     // Replaces values in a connected user's data (copied into rooms it joins from now on).
     bool set_user_data(const UserId& user, const matching::ValueMap& values);
+
+    // A connected user agrees to play in `owner`'s party for tickets of this type, until it says
+    // otherwise (an empty owner: no party) or its session ends. See party_consent.
+    void accept_party(TicketType type, const UserId& member, UserId owner);
 
     // Starts a ticket for `owner` (OnIssueTicket gives the parameters).
     [[nodiscard]] Result<void> start_ticket(TicketType type, const UserId& owner);
@@ -252,6 +260,7 @@ private:
     [[nodiscard]] TicketId next_ticket_id();
     [[nodiscard]] std::string next_push_id(Room& room);
     [[nodiscard]] const User* local_user(const UserId& id) const;
+    [[nodiscard]] bool accepted(const UserId& member, TicketType type, const UserId& owner) const;
     [[nodiscard]] SharedUser shared_user(const UserId& id) const;
 
     mesh::Network& network_;
@@ -276,6 +285,7 @@ private:
     // Joins accepted here, remembered past their room's end so that a retry gets the same answer.
     std::map<std::string, Time> accepted_attempts_;
     std::map<Key, Participation> participations_;  // of users connected here
+    std::map<Key, UserId> accepted_parties_;       // a connected user's consent: the owner
     std::set<Key> starting_;                       // owners whose party is being claimed
     std::set<std::string> seen_pushes_;            // non-terminal pushes delivered
     // One copy of each set of names that tickets use; the sweep drops those no ticket holds.

@@ -107,12 +107,13 @@ struct Claim {
   ticketId @0 :Text;
   ticketType @1 :UInt8;
   userId @2 :Text;
+  owner @3 :Text;                   # the party's owner, whom the member must have accepted
 }
 
 struct ClaimReply {
   claimed @0 :Bool;
   user @1 :UserInfo;                # when claimed
-  reason @2 :Text;                  # when not: "not connected here", "busy"
+  reason @2 :Text;                  # when not: "not connected here", "busy", "not accepted"
 }
 
 struct Release {

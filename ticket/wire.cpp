@@ -183,6 +183,7 @@ mesh::Payload encode(const ClaimMessage& message) {
         root.setTicketId(message.ticket_id.str());
         root.setTicketType(message.ticket_type);
         root.setUserId(message.user.str());
+        root.setOwner(message.owner.str());
     });
 }
 
@@ -308,7 +309,8 @@ Decoded<ClaimMessage> decode_claim(mesh::PayloadView payload, const capnp::Reade
     return decode<wire::Claim>(payload, options, [](wire::Claim::Reader root) {
         return ClaimMessage{TicketId(text(root.getTicketId(), id_bytes_max, "ticket ID")),
                             root.getTicketType(),
-                            UserId(text(root.getUserId(), id_bytes_max, "user ID"))};
+                            UserId(text(root.getUserId(), id_bytes_max, "user ID")),
+                            UserId(text(root.getOwner(), id_bytes_max, "owner"))};
     });
 }
 

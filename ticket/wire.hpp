@@ -63,6 +63,7 @@ struct ClaimMessage {
     TicketId ticket_id;
     TicketType ticket_type = 0;
     UserId user;
+    UserId owner;  // empty in a release
 };
 
 struct ClaimReplyMessage {

@@ -234,6 +234,17 @@ asio::awaitable<void> Driver::play(std::size_t index) {
         std::string error;
         for (const std::string& user : arrival.users) {
             StreamPtr stream = co_await open(user, error);
+            if (stream && !streams.empty()) {  // a member: it accepts the owner's party
+                ClientRequest accept{
+                    3, AcceptPartyCommand{static_cast<ticket::TicketType>(arrival.type),
+                                          UserId(arrival.users.front())}};
+                auto accepted = co_await call(stream, std::move(accept));
+                if (!accepted || std::holds_alternative<ReplyError>(accepted->body)) {
+                    error = "a party member could not accept the party";
+                    close(stream);
+                    stream = nullptr;
+                }
+            }
             if (!stream) {
                 break;
             }

@@ -299,7 +299,9 @@ int main(int argc, char** argv) {
     auto* start = app.add_subcommand("start", "start a ticket for --user and print its pushes");
     start->add_option("type", ticket_type, "ticket type")->required();
     start->add_option("--value", values, "the player's value, name=integer (repeat)");
-    start->add_option("--party", party, "other users in the party, comma-separated");
+    start->add_option("--party", party,
+                      "other users in the party, comma-separated (each must have accepted it "
+                      "on its own session: acceptParty)");
     start->add_option("--wait", wait_seconds, "print pushes for at most this many seconds");
     auto* token_command = app.add_subcommand("token", "print a token for --user (no node needed)");
     token_command

@@ -1,7 +1,7 @@
 // The client protocol's ticket features over real node processes: matches across nodes with one
-// push each, cancel, leave, kick, broadcast, properties, backfill, member lists, the error
-// categories, tokens, the per-session limits, sessions replaced by a second hello, and garbage on
-// the client port.
+// push each, cancel, leave, kick, broadcast, properties, backfill, member lists, party consent,
+// the error categories, tokens, the per-session limits, sessions replaced by a second hello, and
+// garbage on the client port.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -418,6 +418,52 @@ TEST_CASE_FIXTURE(ThreeNodes,
           "backfill_not_found");
     CHECK(category(ticket_command(alice, TicketAction::start_backfill, trio)) == "ticket_exists");
     CHECK(category(ticket_command(bob, TicketAction::members, trio)) == "ticket_not_found");
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: a party takes in only players who accepted its "
+                  "owner, on the owner's node or another") {
+    // Naming connected players is not enough: each accepts the owner's party on its own session
+    // first. A refused start leaves them untouched, and their consent names one owner.
+    auto alice = session(a, "alice");
+    auto bob = session(a, "bob");      // on the owner's node
+    auto carol = session(c, "carol");  // on another node
+    const auto start_party = [&] {
+        return alice.call(
+            StartTicketCommand{trio, {{"rating", 1000}}, {UserId("bob"), UserId("carol")}, {}});
+    };
+    auto refused = start_party();
+    CHECK(category(refused) == "party_unavailable");
+    CHECK(error_message(refused).find("has not accepted the party of 'alice'") !=
+          std::string::npos);
+
+    REQUIRE(describe(bob.call(AcceptPartyCommand{trio, UserId("alice")})) == "ok");
+    REQUIRE(describe(carol.call(AcceptPartyCommand{trio, UserId("mallory")})) == "ok");
+    refused = start_party();
+    CHECK(category(refused) == "party_unavailable");
+    CHECK(error_message(refused).find("'carol'") != std::string::npos);
+    CHECK(silent_for(bob, quiet));
+    CHECK(silent_for(carol, quiet));
+    // Not conscripted: carol starts and cancels a ticket of her own.
+    REQUIRE(describe(start_ticket(carol, trio, 2000)) == "ok");
+    REQUIRE(describe(ticket_command(carol, TicketAction::cancel, trio)) == "ok");
+    (void)expect_push(carol, PushKind::cancel, push_wait);
+
+    // Consent taken back is gone; given to alice, her party of two starts, and bob comes in as
+    // any searcher would.
+    REQUIRE(describe(bob.call(AcceptPartyCommand{trio, UserId()})) == "ok");
+    REQUIRE(describe(carol.call(AcceptPartyCommand{trio, UserId("alice")})) == "ok");
+    refused = start_party();
+    CHECK(category(refused) == "party_unavailable");
+    CHECK(error_message(refused).find("'bob'") != std::string::npos);
+    REQUIRE(describe(alice.call(
+                StartTicketCommand{trio, {{"rating", 1000}}, {UserId("carol")}, {}})) == "ok");
+    CHECK(room_members(alice, trio) == std::vector<std::string>{"alice", "carol"});
+    REQUIRE(describe(start_ticket(bob, trio, 1000)) == "ok");
+    const std::string room = expect_push(alice, PushKind::success, push_wait).room_id;
+    CHECK(expect_push(bob, PushKind::success, push_wait).room_id == room);
+    CHECK(expect_push(carol, PushKind::success, push_wait).room_id == room);
     check_no_errors_logged(cluster, 3);
 }
 
