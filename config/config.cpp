@@ -213,8 +213,8 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
         {"maxFrameBytes", "traversalLimitWords", "nestingLimit", "sendQueueFrames",
          "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs", "maxClientFrameBytes",
          "maxClientConnections", "clientHelloTimeoutMs", "tokenLifetimeMaxSeconds",
-         "commandsPerSecond", "rangeValuesMax", "ticketDurationMinSeconds", "loopLagMaxMs",
-         "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
+         "commandsPerSecond", "rangeValuesMax", "searchCostMax", "ticketDurationMinSeconds",
+         "loopLagMaxMs", "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
     LimitsConfig limits;
     optional_field(section, path, "maxFrameBytes", limits.max_frame_bytes,
                    integer_in(4096, 256 * 1024 * 1024));
@@ -240,6 +240,8 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
     optional_field(section, path, "commandsPerSecond", limits.commands_per_second,
                    integer_in(1, 1000000));
     optional_field(section, path, "rangeValuesMax", limits.range_values_max, integer_in(1, 256));
+    optional_field(section, path, "searchCostMax", limits.search_cost_max,
+                   integer_in(1, std::int64_t{1} << 32));
     optional_field(section, path, "ticketDurationMinSeconds", limits.ticket_duration_min_seconds,
                    integer_in(1, 3600));
     optional_field(section, path, "loopLagMaxMs", limits.loop_lag_max_ms, integer_in(10, 60000));

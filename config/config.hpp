@@ -68,6 +68,9 @@ struct LimitsConfig {
     int token_lifetime_max_seconds = 86400;  // a client token valid for longer is refused
     int commands_per_second = 100;           // per client session
     std::size_t range_values_max = 64;       // values per range property in a client's search
+    // A client's search may ask for at most this many buckets × results (its limit); wide
+    // searches also count against commandsPerSecond, one command more per 64 buckets.
+    std::size_t search_cost_max = 32768;
     int ticket_duration_min_seconds = 10;
     // Overload: past any of these a node refuses new tickets (`overloaded`, with a retry-after).
     int loop_lag_max_ms = 150;                   // how late its event loop may run timers

@@ -171,7 +171,8 @@ struct Reply {
 
 # category is a stable snake_case name that programs may branch on. Store commands:
 # unknown_profile, invalid_profile, invalid_unique_id, invalid_tag, invalid_properties,
-# too_many_range_properties, too_many_range_values, invalid_ttl, invalid_limit, invalid_value, unavailable. Sessions:
+# too_many_range_properties, too_many_range_values, search_too_costly, invalid_ttl, invalid_limit,
+# invalid_value, forbidden, unavailable. Sessions:
 # unauthenticated, invalid_token, invalid_argument (hello), rate_limited, malformed_request,
 # draining. Tickets: not_set_up, already_has_ticket, in_previous_room, failed_to_create,
 # invalid_params, user_not_found, ticket_not_found, not_owner, not_active, room_not_found,

@@ -34,6 +34,9 @@ struct Session {
     std::string remote;
     double budget = 0;  // commands it may send now (a token bucket)
     std::chrono::steady_clock::time_point refilled;
+
+    // A command that costs as much as several: its later commands wait for the bucket to refill.
+    void charge(double commands) { budget -= commands; }
 };
 
 class ClientHandler {

@@ -1,7 +1,9 @@
 // Node::handle: what each client command does. Store commands go to the distributed store;
 // hello binds the session to a user (checking its token when the cluster has a token secret);
 // ticket commands act for the session's user.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -54,6 +56,30 @@ ClientReply answer_now(std::uint64_t id, bool done, std::string_view what) {
                 : refusal(id, "ticket_not_found",
                           fmt::format("{}: no such ticket for this user", what));
 }
+
+// What a client's search may cost: every bucket it may visit, for up to `limit` results each.
+// Counted from what it names (values that share a bucket still count), so it is known before any
+// work is done.
+struct SearchCost {
+    double buckets = 0;
+    std::size_t limit = 0;
+    [[nodiscard]] double total() const { return buckets * static_cast<double>(limit); }
+};
+
+SearchCost cost_of(const SearchCommand& search) {
+    return {static_cast<double>(search.profile_ids.size()), search.limit};
+}
+
+SearchCost cost_of(const RangeSearchCommand& search) {
+    double buckets = static_cast<double>(search.profile_ids.size() *
+                                         std::max<std::size_t>(search.tags.size(), 1));
+    for (const auto& [name, values] : search.properties) {
+        buckets *= static_cast<double>(std::max<std::size_t>(values.size(), 1));
+    }
+    return {buckets, search.limit};
+}
+
+constexpr double buckets_per_command = 64;  // a wide search counts as this many more commands
 
 }  // namespace
 
@@ -150,8 +176,23 @@ void Node::handle_hello(const std::shared_ptr<Session>& session, HelloCommand& h
     answer = ClientReply{id, std::monostate{}};
 }
 
-void Node::handle_store(const std::shared_ptr<Session>&, ClientRequest& request, Reply& reply) {
+void Node::handle_store(const std::shared_ptr<Session>& session, ClientRequest& request,
+                        Reply& reply) {
     const std::uint64_t id = request.id;
+    // A search's cost is bounded per command, and a wide one counts as several commands.
+    const auto over_budget = [&](const auto& search) {
+        const SearchCost cost = cost_of(search);
+        session->charge(std::floor(cost.buckets / buckets_per_command));
+        if (cost.total() <= static_cast<double>(config_.limits.search_cost_max)) {
+            return false;
+        }
+        reply(refusal(
+            id, "search_too_costly",
+            fmt::format("the search may visit {} buckets for up to {} results each: "
+                        "{} over this cluster's {} (limits.searchCostMax)",
+                        cost.buckets, cost.limit, cost.total(), config_.limits.search_cost_max)));
+        return true;
+    };
     auto answer_search = [id, reply](matching::SearchOutcome outcome) {
         reply(ClientReply{id, std::move(outcome)});
     };
@@ -164,6 +205,9 @@ void Node::handle_store(const std::shared_ptr<Session>&, ClientRequest& request,
                                    command.properties, std::move(command.value), command.ttl);
                 reply(added ? ClientReply{id, std::monostate{}} : error_reply(id, added));
             } else if constexpr (std::is_same_v<T, SearchCommand>) {
+                if (over_budget(command)) {
+                    return;
+                }
                 auto started = matching_->search(command.profile_ids, command.tag,
                                                  command.properties, command.limit, answer_search);
                 if (!started) {
@@ -180,6 +224,9 @@ void Node::handle_store(const std::shared_ptr<Session>&, ClientRequest& request,
                                         name, values.size(), config_.limits.range_values_max)));
                         return;
                     }
+                }
+                if (over_budget(command)) {
+                    return;
                 }
                 auto started = matching_->search_with_range_with_tags(
                     command.profile_ids, command.tags, command.properties, command.limit,

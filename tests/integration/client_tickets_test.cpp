@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <thread>
 
 #include <capnp/message.h>
 
@@ -701,6 +702,45 @@ TEST_CASE(
     CHECK(category(way_over) == "malformed_request");
     CHECK(error_message(way_over) == "257 values, at most 256 allowed");
     CHECK(room_members(alice, trio) == std::vector<std::string>{"alice"});  // the session lives
+    check_no_errors_logged(one.cluster, 1);
+}
+
+TEST_CASE(
+    "integration/client-tickets: a search over limits.searchCostMax is refused, and wide "
+    "searches count as several commands") {
+    // Cost: buckets it may visit × results it asks for. A wide search also takes one command
+    // more per 64 buckets from the session's commandsPerSecond, so a flood of them is cut short.
+    OneNode one(R"("searchCostMax": 1000, "commandsPerSecond": 20)");
+    auto alice = session(one.a, "alice");
+    auto search = [&](std::size_t count, std::uint32_t limit) {
+        std::vector<std::int64_t> values;
+        for (std::size_t i = 0; i < count; ++i) {
+            values.push_back(static_cast<std::int64_t>(i) * 10);
+        }
+        return alice.call(RangeSearchCommand{{"RankMatch"}, {"trio"}, {{"rank", values}}, limit});
+    };
+    auto within = search(10, 100);
+    REQUIRE(within.has_value());
+    CHECK(std::holds_alternative<matching::SearchOutcome>(within->body));
+    auto over = search(11, 100);
+    CHECK(category(over) == "search_too_costly");
+    CHECK(error_message(over) ==
+          "the search may visit 11 buckets for up to 100 results each: 1100 over this cluster's "
+          "1000 (limits.searchCostMax)");
+    auto exact = alice.call(SearchCommand{{"RankMatch", "RankMatch"}, "trio", {{"rank", 0}}, 600});
+    CHECK(category(exact) == "search_too_costly");
+
+    std::this_thread::sleep_for(1100ms);  // the bucket is full again: 20 commands
+    std::size_t answered = 0;
+    std::size_t limited = 0;
+    for (int i = 0; i < 20; ++i) {
+        auto wide = search(64, 1);  // 64 buckets: counts as 2 commands
+        answered += wide && std::holds_alternative<matching::SearchOutcome>(wide->body) ? 1 : 0;
+        limited += category(wide) == "rate_limited" ? 1 : 0;
+    }
+    MESSAGE("wide searches answered ", answered, ", rate limited ", limited);
+    CHECK(answered + limited == 20);
+    CHECK(limited >= 5);
     check_no_errors_logged(one.cluster, 1);
 }
 

@@ -225,6 +225,8 @@ TEST_CASE("config: each invalid node, cluster or limits setting names its path")
                     "limits.maxClientConnections", "must be in 1..");
     expect_rejected(R"({"limits": {"tokenLifetimeMaxSeconds": 1}})", Errc::invalid,
                     "limits.tokenLifetimeMaxSeconds", "must be in 60..");
+    expect_rejected(R"({"limits": {"searchCostMax": 0}})", Errc::invalid, "limits.searchCostMax",
+                    "must be in 1..");
     expect_rejected(R"({"limits": {"clientHelloTimeoutMs": 5}})", Errc::invalid,
                     "limits.clientHelloTimeoutMs", "must be in 100..600000");
     expect_rejected(R"({"limits": {"loopLagMaxMs": 1}})", Errc::invalid, "limits.loopLagMaxMs",
