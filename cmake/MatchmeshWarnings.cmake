@@ -18,3 +18,28 @@ if(MATCHMESH_SANITIZE)
     target_compile_options(matchmesh_build_flags INTERFACE ${matchmesh_sanitizer_flags})
     target_link_options(matchmesh_build_flags INTERFACE ${matchmesh_sanitizer_flags})
 endif()
+if(MATCHMESH_FUZZ)
+    if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR CMAKE_CXX_COMPILER_VERSION VERSION_LESS 16)
+        message(FATAL_ERROR "MATCHMESH_FUZZ needs Clang 16 or newer; scripts/fuzz.sh sets it up")
+    endif()
+    # libFuzzer's coverage everywhere, with ASan and UBSan; the targets link libFuzzer's main.
+    target_compile_options(matchmesh_build_flags INTERFACE
+        -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+        -fno-sanitize-recover=undefined)
+    target_link_options(matchmesh_build_flags INTERFACE -fsanitize=address,undefined)
+    # Clang 16 with GCC 12's standard library and Debian's Cap'n Proto: <expected> wants a
+    # concepts level Clang 16 implements but does not announce, and two comparisons in
+    # capnp/blob.h are ambiguous under C++20's reversed operators in Clang. A copy of the Cap'n
+    # Proto headers with those two lines turned around comes first on the include path.
+    target_compile_options(matchmesh_build_flags INTERFACE
+        -D__cpp_concepts=202002L -Wno-macro-redefined)
+    find_path(matchmesh_capnp_include capnp/blob.h REQUIRED)
+    set(matchmesh_fixed_include "${PROJECT_BINARY_DIR}/fuzz-include")
+    file(REMOVE_RECURSE "${matchmesh_fixed_include}")
+    file(COPY "${matchmesh_capnp_include}/capnp" DESTINATION "${matchmesh_fixed_include}")
+    file(READ "${matchmesh_fixed_include}/capnp/blob.h" blob)
+    string(REPLACE "return a == b.asString();" "return b.asString() == a;" blob "${blob}")
+    string(REPLACE "return a != b.asString();" "return b.asString() != a;" blob "${blob}")
+    file(WRITE "${matchmesh_fixed_include}/capnp/blob.h" "${blob}")
+    target_compile_options(matchmesh_build_flags INTERFACE -isystem "${matchmesh_fixed_include}")
+endif()

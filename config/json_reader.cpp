@@ -164,6 +164,13 @@ nlohmann::json parse_strict(std::string_view text, std::size_t depth_max) {
             reason = reason.substr(colon + 2);
         }
         reject(fmt::format("line {}, column {}", line, column), "syntax error: " + reason);
+    } catch (const nlohmann::json::out_of_range& error) {
+        // A number JSON allows but a double cannot hold, such as 1e999.
+        std::string reason = error.what();
+        if (auto overflow = reason.find("number overflow"); overflow != std::string::npos) {
+            reason = reason.substr(overflow);
+        }
+        reject("(top level)", "syntax error: " + reason);
     }
 }
 

@@ -1,5 +1,7 @@
 #include "mesh/network.hpp"
 
+#include <cstring>
+
 #include <capnp/serialize.h>
 
 namespace matchmesh::mesh {
@@ -26,7 +28,7 @@ Payload Payload::encode(capnp::MessageBuilder& message) {
 
 Payload Payload::copy_of(std::span<const capnp::word> words) {
     auto copy = kj::heapArray<capnp::word>(words.size());
-    std::copy(words.begin(), words.end(), copy.begin());
+    std::memcpy(static_cast<void*>(copy.begin()), words.data(), words.size_bytes());
     Payload payload;
     payload.words_ = std::make_shared<const kj::Array<capnp::word>>(std::move(copy));
     return payload;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages matchmesh builds and runs with, and only those that are missing.
 # Idempotent: when everything is present it prints one line and changes nothing.
-# Usage: scripts/setup.sh [--with-demo] [--with-bench] [--with-tests]
+# Usage: scripts/setup.sh [--with-demo] [--with-bench] [--with-tests] [--with-fuzz]
 set -euo pipefail
 
 packages=(
@@ -15,6 +15,8 @@ for arg in "$@"; do
         --with-bench) packages+=(gnuplot-nox redis-server valgrind python3) ;;
         # The fault tests: network namespaces, the nodes' metrics, the load generator's report.
         --with-tests) packages+=(iproute2 curl python3) ;;
+        # libFuzzer and its sanitizers come with Clang's runtime (scripts/fuzz.sh).
+        --with-fuzz) packages+=(clang-16 libclang-rt-16-dev) ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done

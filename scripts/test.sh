@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Builds matchmesh and runs every test through CTest; exits non-zero on any failure.
 #   scripts/test.sh            Release build in build/release
-#   scripts/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer build in build/asan
-# Further arguments go to ctest (e.g. -R matching -V). With CI set, warnings are errors.
+#   scripts/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer build in build/asan,
+#                              then 30 s of fuzzing per fuzz target (scripts/fuzz.sh)
+# Further arguments go to ctest (e.g. -R matching -V; then no fuzzing). With CI set, warnings are
+# errors.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 mode=release
 cmake_args=(-DCMAKE_BUILD_TYPE=Release)
+fuzz=0
 if [ "${1:-}" = "--asan" ]; then
     shift
     mode=asan
+    [ $# -gt 0 ] || fuzz=1
     cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMATCHMESH_SANITIZE=ON)
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -34,3 +38,6 @@ if [ "$mode" = release ]; then
     ln -sf "build/release/compile_commands.json" "$root/compile_commands.json"
 fi
 ctest --test-dir "$build_dir" --output-on-failure -j"$jobs" "$@"
+if [ "$fuzz" = 1 ]; then
+    "$root/scripts/fuzz.sh" --seconds "${MATCHMESH_FUZZ_SECONDS:-30}"
+fi

@@ -111,6 +111,9 @@ TEST_CASE("config: syntax errors name the line and column") {
     expect_rejected("{\n  \"matching\": {\n    \"distributionRate\": 30,\n  }\n}", Errc::syntax,
                     "line 4, column 3", "syntax error");
     expect_rejected("", Errc::syntax, "line 1, column 1", "syntax error");
+    // Found by fuzzing: a number no double holds used to escape the loader as an exception.
+    expect_rejected(R"({"limits": {"commandsPerSecond": 1e999}})", Errc::syntax, "(top level)",
+                    "number overflow parsing '1e999'");
 }
 
 TEST_CASE("config: deeply nested input is refused without recursion trouble") {
