@@ -207,6 +207,34 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
     return cluster;
 }
 
+TlsConfig parse_tls(const nlohmann::json& section, const std::string& path) {
+    expect_object(section, path,
+                  {"certificateFile", "privateKeyFile", "caFile", "mesh", "clients"});
+    TlsConfig tls;
+    const auto file = [](const nlohmann::json& value, const std::string& at) {
+        return read_string(value, at, 1, 4096);
+    };
+    const auto flag = [](const nlohmann::json& value, const std::string& at) {
+        if (!value.is_boolean()) {
+            reject(at, "must be true or false");
+        }
+        return value.get<bool>();
+    };
+    optional_field(section, path, "certificateFile", tls.certificate_file, file);
+    optional_field(section, path, "privateKeyFile", tls.private_key_file, file);
+    optional_field(section, path, "caFile", tls.ca_file, file);
+    optional_field(section, path, "mesh", tls.mesh, flag);
+    optional_field(section, path, "clients", tls.clients, flag);
+    if ((tls.mesh || tls.clients) &&
+        (tls.certificate_file.empty() || tls.private_key_file.empty())) {
+        reject(path, "TLS needs certificateFile and privateKeyFile");
+    }
+    if (tls.mesh && tls.ca_file.empty()) {
+        reject(child_path(path, "caFile"), "TLS on the mesh needs the CA that signs the nodes");
+    }
+    return tls;
+}
+
 LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path) {
     expect_object(
         section, path,
@@ -371,13 +399,16 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
 }
 
 Config parse_config(const nlohmann::json& document) {
-    expect_object(document, "", {"node", "cluster", "limits", "matching", "ticketTypes"});
+    expect_object(document, "", {"node", "cluster", "tls", "limits", "matching", "ticketTypes"});
     Config config;
     if (document.contains("node")) {
         config.node = parse_node(document["node"], "node");
     }
     if (document.contains("cluster")) {
         config.cluster = parse_cluster(document["cluster"], "cluster");
+    }
+    if (document.contains("tls")) {
+        config.tls = parse_tls(document["tls"], "tls");
     }
     if (document.contains("limits")) {
         config.limits = parse_limits(document["limits"], "limits");

@@ -52,6 +52,16 @@ struct ClusterConfig {
     std::string admin_secret;
 };
 
+// TLS on the mesh (both sides show a certificate the CA signed) and on the client port (the
+// node shows its certificate), from PEM files. Off unless `mesh` or `clients` is true.
+struct TlsConfig {
+    std::string certificate_file;
+    std::string private_key_file;
+    std::string ca_file;  // the CA that signed the peers' certificates (needed for the mesh)
+    bool mesh = false;
+    bool clients = false;
+};
+
 // Bounds on what peers and clients may make this node hold or parse.
 struct LimitsConfig {
     std::size_t max_frame_bytes = 1024 * 1024;  // mesh frames
@@ -114,6 +124,7 @@ struct TicketTypeConfig {
 struct Config {
     NodeConfig node;
     ClusterConfig cluster;
+    TlsConfig tls;
     LimitsConfig limits;
     MatchingConfig matching;
     std::map<int, TicketTypeConfig> ticket_types;

@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 #include <asio/connect.hpp>
 #include <asio/read.hpp>
+#include <asio/ssl/host_name_verification.hpp>
 #include <asio/write.hpp>
 
 #include "mesh/asio/tcp_transport.hpp"
+#include "mesh/asio/tls.hpp"
 
 namespace matchmesh::node {
 namespace {
@@ -29,7 +31,7 @@ BlockingClient::BlockingClient()
       socket_(std::make_unique<asio::ip::tcp::socket>(*context_)) {}
 
 std::expected<BlockingClient, std::string> BlockingClient::connect(
-    const std::string& address, std::chrono::milliseconds timeout) {
+    const std::string& address, std::chrono::milliseconds timeout, const std::string& tls_ca_file) {
     auto parts = mesh::split_host_port(address);
     if (!parts) {
         return std::unexpected(parts.error());
@@ -56,12 +58,37 @@ std::expected<BlockingClient, std::string> BlockingClient::connect(
         return std::unexpected(fmt::format("cannot connect to {}: {}", address, error.message()));
     }
     client.socket_->set_option(asio::ip::tcp::no_delay(true), error);
+    if (!tls_ca_file.empty()) {
+        auto context = mesh::make_tls_context({"", "", tls_ca_file}, mesh::TlsRole::client);
+        if (!context) {
+            return std::unexpected(context.error());
+        }
+        client.tls_context_ = std::move(*context);
+        client.tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(
+            *client.socket_, *client.tls_context_);
+        client.tls_->set_verify_callback(asio::ssl::host_name_verification(parts->first));
+        SSL_set_tlsext_host_name(client.tls_->native_handle(), parts->first.c_str());
+        done = false;
+        client.tls_->async_handshake(asio::ssl::stream_base::client,
+                                     [&](const std::error_code& result) {
+                                         error = result;
+                                         done = true;
+                                     });
+        if (!run_until(*client.context_, done, timeout)) {
+            client.socket_->close();
+            run_until(*client.context_, done, std::chrono::milliseconds(1000));
+            return std::unexpected(fmt::format("TLS with {}: timed out", address));
+        }
+        if (error) {
+            return std::unexpected(fmt::format("TLS with {}: {}", address, error.message()));
+        }
+    }
     return client;
 }
 
 std::expected<void, std::string> BlockingClient::send_bytes(const void* data, std::size_t size) {
     std::error_code error;
-    asio::write(*socket_, asio::buffer(data, size), error);
+    on_stream([&](auto& stream) { asio::write(stream, asio::buffer(data, size), error); });
     if (error) {
         return std::unexpected(fmt::format("send failed: {}", error.message()));
     }
@@ -115,11 +142,13 @@ std::expected<ServerMessage, std::string> BlockingClient::read_message(
     std::vector<capnp::word> body;
     std::error_code error;
     bool done = false;
-    asio::async_read(*socket_, asio::buffer(header),
-                     [&](const std::error_code& result, std::size_t) {
-                         error = result;
-                         done = true;
-                     });
+    on_stream([&](auto& stream) {
+        asio::async_read(stream, asio::buffer(header),
+                         [&](const std::error_code& result, std::size_t) {
+                             error = result;
+                             done = true;
+                         });
+    });
     if (!run_until(*context_, done, timeout)) {
         socket_->cancel();
         run_until(*context_, done, std::chrono::milliseconds(1000));  // let the handler finish
@@ -137,11 +166,13 @@ std::expected<ServerMessage, std::string> BlockingClient::read_message(
     }
     body.resize(*length / sizeof(capnp::word));
     done = false;
-    asio::async_read(*socket_, asio::buffer(body.data(), *length),
-                     [&](const std::error_code& result, std::size_t) {
-                         error = result;
-                         done = true;
-                     });
+    on_stream([&](auto& stream) {
+        asio::async_read(stream, asio::buffer(body.data(), *length),
+                         [&](const std::error_code& result, std::size_t) {
+                             error = result;
+                             done = true;
+                         });
+    });
     if (!run_until(*context_, done, timeout)) {
         socket_->cancel();
         run_until(*context_, done, std::chrono::milliseconds(1000));
@@ -175,11 +206,13 @@ bool BlockingClient::closed_by_peer(std::chrono::milliseconds timeout) {
     std::error_code error;
     while (!error) {
         bool done = false;
-        socket_->async_read_some(asio::buffer(bytes),
-                                 [&](const std::error_code& result, std::size_t) {
-                                     error = result;
-                                     done = true;
-                                 });
+        on_stream([&](auto& stream) {
+            stream.async_read_some(asio::buffer(bytes),
+                                   [&](const std::error_code& result, std::size_t) {
+                                       error = result;
+                                       done = true;
+                                   });
+        });
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (!run_until(*context_, done, std::max(left, std::chrono::milliseconds(0)))) {
@@ -188,7 +221,8 @@ bool BlockingClient::closed_by_peer(std::chrono::milliseconds timeout) {
             return false;
         }
     }
-    return error == asio::error::eof || error == asio::error::connection_reset;
+    return error == asio::error::eof || error == asio::error::connection_reset ||
+           error == asio::ssl::error::stream_truncated;
 }
 
 }  // namespace matchmesh::node

@@ -9,6 +9,8 @@
 
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/ssl/stream.hpp>
 
 #include "node/client_protocol.hpp"
 
@@ -16,8 +18,11 @@ namespace matchmesh::node {
 
 class BlockingClient {
 public:
+    // With `tls_ca_file`, the connection speaks TLS and the node's certificate must be signed by
+    // that CA and name the host connected to.
     [[nodiscard]] static std::expected<BlockingClient, std::string> connect(
-        const std::string& address, std::chrono::milliseconds timeout = std::chrono::seconds(5));
+        const std::string& address, std::chrono::milliseconds timeout = std::chrono::seconds(5),
+        const std::string& tls_ca_file = "");
 
     // Sends the request (its id is set by the client) and waits for the reply.
     [[nodiscard]] std::expected<ClientReply, std::string> call(
@@ -41,6 +46,18 @@ private:
     BlockingClient();
     std::unique_ptr<asio::io_context> context_;
     std::unique_ptr<asio::ip::tcp::socket> socket_;
+    std::shared_ptr<asio::ssl::context> tls_context_;
+    std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_;
+
+    // Runs `operation` on the TLS stream once there is one, else on the socket.
+    template <typename Operation>
+    void on_stream(Operation&& operation) {
+        if (tls_) {
+            operation(*tls_);
+        } else {
+            operation(*socket_);
+        }
+    }
     std::uint64_t next_id_ = 1;
     std::deque<ticket::PushMessage> pushes_;  // read while waiting for a reply
 };

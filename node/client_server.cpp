@@ -140,10 +140,12 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
         ++counters_.connections_refused;
         throttle_.warn(*log_, "limit", "client: refused a connection: {} connections already open",
                        connections_.size());
-        say_before_closing(socket, "too_many_connections",
-                           fmt::format("this node holds its maximum of {} client connections "
-                                       "(limits.maxClientConnections); try another",
-                                       options_.connections_max));
+        if (!options_.tls) {  // with TLS, nothing can be said before the handshake
+            say_before_closing(socket, "too_many_connections",
+                               fmt::format("this node holds its maximum of {} client connections "
+                                           "(limits.maxClientConnections); try another",
+                                           options_.connections_max));
+        }
         std::error_code ignored;
         socket.close(ignored);
         return;
@@ -154,7 +156,6 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
     stream->socket = std::move(socket);
     std::error_code ignored;
     stream->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-    stream->open_outbox();
     auto session = std::make_shared<Session>();
     session->id = next_session_++;
     session->remote = stream->remote();
@@ -184,6 +185,21 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
 asio::awaitable<void> ClientServer::serve(ClientServer* self, StreamPtr stream,
                                           std::shared_ptr<Session> session,
                                           std::shared_ptr<bool> alive) {
+    if (self->options_.tls) {  // within the hello deadline, which closes a stalled handshake
+        const std::error_code error =
+            co_await stream->start_tls(*self->options_.tls, asio::ssl::stream_base::server);
+        if (!*alive || stream->closed()) {
+            co_return;
+        }
+        if (error) {
+            ++self->counters_.tls_failed;
+            self->throttle_.warn(*self->log_, "tls", "client: TLS handshake with {} failed: {}",
+                                 stream->remote(), error.message());
+            self->close(stream, "TLS: " + error.message(), false);
+            co_return;
+        }
+    }
+    stream->open_outbox();
     std::string failure;
     try {
         co_await serve_requests(self, stream, session, alive);
@@ -212,7 +228,7 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
         if (!read) {
             const bool bad = read.error().kind == mesh::FramedStream::ReadFailure::Kind::bad_frame;
             self->counters_.frames_rejected += bad ? 1 : 0;
-            if (read.error().frame_error == mesh::FrameErrc::oversized) {
+            if (read.error().frame_error == mesh::FrameErrc::oversized && !stream->tls()) {
                 say_before_closing(stream->socket, "frame_too_large",
                                    read.error().reason + " (limits.maxClientFrameBytes)");
             }

@@ -22,6 +22,7 @@
 
 #include "mesh/asio/framed_stream.hpp"
 #include "mesh/asio/log_throttle.hpp"
+#include "mesh/asio/tls.hpp"
 #include "node/client_protocol.hpp"
 
 namespace matchmesh::node {
@@ -60,6 +61,9 @@ struct ClientServerOptions {
     int nesting_max = 8;
     int commands_per_second = 100;                   // per session, with bursts of as many
     std::chrono::milliseconds hello_timeout{10000};  // a connection silent this long is closed
+    // With a context, clients speak TLS (the node shows its certificate; clients show none).
+    // Oversized frames and the connection limit then close without a last word.
+    mesh::TlsContext tls;
 };
 
 struct ClientCounters {
@@ -71,6 +75,7 @@ struct ClientCounters {
     std::uint64_t slow_clients_closed = 0;
     std::uint64_t rate_limited = 0;
     std::uint64_t connections_failed = 0;  // a request's handling threw: closed, and logged
+    std::uint64_t tls_failed = 0;          // TLS handshakes that failed
     std::uint64_t hello_timeouts = 0;      // closed for not saying hello in time
 };
 

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <asio/post.hpp>
@@ -14,8 +15,9 @@
 namespace matchmesh::node {
 namespace {
 
-mesh::TcpOptions tcp_options(const config::Config& config) {
+mesh::TcpOptions tcp_options(const config::Config& config, mesh::TlsContext tls) {
     mesh::TcpOptions options;
+    options.tls = std::move(tls);
     options.listen = config.node.mesh_listen;
     options.cluster = config.cluster.name;
     options.secret = config.cluster.secret;
@@ -27,6 +29,23 @@ mesh::TcpOptions tcp_options(const config::Config& config) {
     options.connections_max = config.limits.max_mesh_connections;
     options.handshake_timeout = Duration(config.limits.handshake_timeout_ms);
     return options;
+}
+
+// The config's TLS contexts: one for the mesh, one for the client port (either may be off).
+std::expected<Node::Tls, std::string> tls_contexts(const config::TlsConfig& config) {
+    const mesh::TlsFiles files{config.certificate_file, config.private_key_file, config.ca_file};
+    Node::Tls tls;
+    for (auto [on, role, out] : {std::tuple(config.mesh, mesh::TlsRole::peer, &tls.mesh),
+                                 std::tuple(config.clients, mesh::TlsRole::server, &tls.clients)}) {
+        if (on) {
+            auto context = mesh::make_tls_context(files, role);
+            if (!context) {
+                return std::unexpected("tls: " + context.error());
+            }
+            *out = std::move(*context);
+        }
+    }
+    return tls;
 }
 
 std::string address_text(const asio::ip::tcp::endpoint& endpoint) {
@@ -69,11 +88,12 @@ constexpr Duration lag_probe_interval{20};
 
 }  // namespace
 
-Node::Node(const config::Config& config, std::shared_ptr<spdlog::logger> log)
+Node::Node(const config::Config& config, std::shared_ptr<spdlog::logger> log, Tls tls)
     : config_(config),
       log_(std::move(log)),
+      tls_(std::move(tls)),
       scheduler_(context_),
-      transport_(context_, tcp_options(config), log_),
+      transport_(context_, tcp_options(config, tls_.mesh), log_),
       signals_(context_, SIGTERM, SIGINT, SIGUSR1),
       admission_(admission_options(config.limits), std::hash<std::string>{}(config.node.id)) {}
 
@@ -87,7 +107,11 @@ Node::~Node() {
 
 std::expected<std::unique_ptr<Node>, std::string> Node::create(
     const config::Config& config, std::shared_ptr<spdlog::logger> log) {
-    std::unique_ptr<Node> node(new Node(config, std::move(log)));
+    auto tls = tls_contexts(config.tls);
+    if (!tls) {
+        return std::unexpected(tls.error());
+    }
+    std::unique_ptr<Node> node(new Node(config, std::move(log), std::move(*tls)));
     if (auto started = node->start(config); !started) {
         return std::unexpected(started.error());
     }
@@ -113,7 +137,7 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     mesh::MeshOptions mesh_options;
     mesh_options.membership.heartbeat_interval = Duration(config.cluster.heartbeat_interval_ms);
     mesh_options.membership.dead_after = Duration(config.cluster.dead_after_ms);
-    mesh_options.limits = tcp_options(config).limits;
+    mesh_options.limits = tcp_options(config, nullptr).limits;
     mesh_options.requests_per_peer_max = config.limits.requests_in_flight_max;
     // What peers' messages make the mesh and the store warn about goes through the throttle.
     mesh_options.on_warning = [this](const std::string& text) {
@@ -170,6 +194,7 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     client_options.connections_max = config.limits.max_client_connections;
     client_options.commands_per_second = config.limits.commands_per_second;
     client_options.hello_timeout = std::chrono::milliseconds(config.limits.client_hello_timeout_ms);
+    client_options.tls = tls_.clients;
     clients_ = std::make_unique<ClientServer>(context_, client_options, *this, log_);
     auto client_endpoint = clients_->listen();
     if (!client_endpoint) {

@@ -44,6 +44,12 @@ public:
     Node(const Node&) = delete;
     Node& operator=(const Node&) = delete;
 
+    // The TLS contexts of the mesh and the client port (null: plain TCP).
+    struct Tls {
+        mesh::TlsContext mesh;
+        mesh::TlsContext clients;
+    };
+
     // Serves until a stop signal or shutdown(), drains, and returns the process exit code.
     int run();
     // Starts the drain described above; safe from the loop thread (post() it from others).
@@ -73,7 +79,7 @@ public:
     void push(const UserId& user, const ticket::PushMessage& message) override;
 
 private:
-    Node(const config::Config& config, std::shared_ptr<spdlog::logger> log);
+    Node(const config::Config& config, std::shared_ptr<spdlog::logger> log, Tls tls);
     [[nodiscard]] std::expected<void, std::string> start(const config::Config& config);
     void wait_for_signal();
     void finish_shutdown(Time deadline);
@@ -94,6 +100,7 @@ private:
 
     config::Config config_;
     std::shared_ptr<spdlog::logger> log_;
+    Tls tls_;
     mesh::LogThrottle throttle_;  // for what clients can make it warn about
     asio::io_context context_;
     mesh::AsioScheduler scheduler_;

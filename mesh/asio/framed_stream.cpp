@@ -59,14 +59,41 @@ std::string FramedStream::remote() const {
                  : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
 }
 
+asio::awaitable<std::error_code> FramedStream::start_tls(
+    asio::ssl::context& context, asio::ssl::stream_base::handshake_type side) {
+    tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket, context);
+    auto [error] = co_await tls_->async_handshake(side, use_nothrow);
+    co_return error;
+}
+
+asio::awaitable<std::pair<std::error_code, std::size_t>> FramedStream::read_some(
+    asio::mutable_buffer buffer) {
+    if (tls_) {
+        auto [error, read] = co_await tls_->async_read_some(buffer, use_nothrow);
+        co_return std::pair(error, read);
+    }
+    auto [error, read] = co_await socket.async_read_some(buffer, use_nothrow);
+    co_return std::pair(error, read);
+}
+
+template <typename Buffers>
+asio::awaitable<std::error_code> FramedStream::write_all(const Buffers& buffers) {
+    if (tls_) {
+        auto [error, written] = co_await asio::async_write(*tls_, buffers, use_nothrow);
+        co_return error;
+    }
+    auto [error, written] = co_await asio::async_write(socket, buffers, use_nothrow);
+    co_return error;
+}
+
 asio::awaitable<std::error_code> FramedStream::fill() {
     if (in_begin_ > 0) {  // keep the unread part at the front
         std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
         in_end_ -= in_begin_;
         in_begin_ = 0;
     }
-    auto [error, read] = co_await socket.async_read_some(
-        asio::buffer(in_.data() + in_end_, in_.size() - in_end_), use_nothrow);
+    const asio::mutable_buffer free(in_.data() + in_end_, in_.size() - in_end_);
+    auto [error, read] = co_await read_some(free);
     in_end_ += read;
     co_return error;
 }
@@ -106,8 +133,8 @@ asio::awaitable<std::expected<void, FramedStream::ReadFailure>> FramedStream::re
         }
         auto* target = reinterpret_cast<std::byte*>(body.data()) + received;
         const std::size_t room = body.size() * sizeof(capnp::word) - received;
-        auto [error, read] =
-            co_await socket.async_read_some(asio::buffer(target, room), use_nothrow);
+        const asio::mutable_buffer rest(target, room);
+        auto [error, read] = co_await read_some(rest);
         if (error) {
             co_return std::unexpected(ReadFailure{
                 ReadFailure::Kind::bad_frame, fmt::format("truncated frame: {}", error.message()),
@@ -119,7 +146,8 @@ asio::awaitable<std::expected<void, FramedStream::ReadFailure>> FramedStream::re
 }
 
 asio::awaitable<bool> FramedStream::write_now(Frame frame) {
-    auto [error, written] = co_await asio::async_write(socket, asio::buffer(frame), use_nothrow);
+    const asio::const_buffer bytes = asio::buffer(frame);
+    const std::error_code error = co_await write_all(bytes);
     co_return !error;
 }
 
@@ -143,7 +171,7 @@ asio::awaitable<std::error_code> FramedStream::write_loop(std::shared_ptr<Framed
             buffers.push_back(asio::buffer(frame));
             bytes += frame.size();
         }
-        auto [error, written] = co_await asio::async_write(stream->socket, buffers, use_nothrow);
+        const std::error_code error = co_await stream->write_all(buffers);
         if (!*alive || stream->closed_) {
             co_return std::error_code{};
         }

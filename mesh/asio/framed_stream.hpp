@@ -1,7 +1,7 @@
 #pragma once
 // FramedStream: a TCP socket carrying frames (frame.hpp's header and body), with a bounded outbox
-// that a writer coroutine drains many frames per write. Shared by the mesh transport and the
-// client port.
+// that a writer coroutine drains many frames per write, optionally inside TLS. Shared by the mesh
+// transport and the client port.
 //
 // Owned through a shared_ptr by whoever serves the connection; lives on one io_context thread.
 
@@ -17,6 +17,8 @@
 #include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/ssl/stream.hpp>
 #include <asio/steady_timer.hpp>
 
 #include "mesh/frame.hpp"
@@ -32,6 +34,12 @@ public:
                           std::size_t read_buffer_bytes = default_read_buffer_bytes);
 
     asio::ip::tcp::socket socket;
+
+    // Runs the TLS handshake on the connected socket; from then on every frame goes through TLS.
+    // Returns the error that stopped it (a certificate the CA did not sign, garbage, a close).
+    [[nodiscard]] asio::awaitable<std::error_code> start_tls(
+        asio::ssl::context& context, asio::ssl::stream_base::handshake_type side);
+    [[nodiscard]] bool tls() const { return tls_ != nullptr; }
 
     // Queues a frame; false (and nothing queued) when the outbox is at either bound.
     [[nodiscard]] bool push(Frame frame, std::size_t frames_max, std::size_t bytes_max);
@@ -65,6 +73,13 @@ public:
 private:
     // Reads what the socket has (at most the free part of the buffer); false when disconnected.
     [[nodiscard]] asio::awaitable<std::error_code> fill();
+    // One read or a whole write, through TLS once it started.
+    [[nodiscard]] asio::awaitable<std::pair<std::error_code, std::size_t>> read_some(
+        asio::mutable_buffer buffer);
+    template <typename Buffers>
+    [[nodiscard]] asio::awaitable<std::error_code> write_all(const Buffers& buffers);
+
+    std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_;
 
     std::vector<std::byte> in_;
     std::size_t in_begin_ = 0;

@@ -356,6 +356,19 @@ asio::awaitable<std::optional<Envelope>> TcpTransport::read_frame(TcpTransport* 
 
 asio::awaitable<void> TcpTransport::serve_incoming(TcpTransport* self, ConnectionPtr connection,
                                                    std::shared_ptr<bool> alive) {
+    if (self->options_.tls) {
+        const std::error_code tls_error = co_await connection->stream->start_tls(
+            *self->options_.tls, asio::ssl::stream_base::server);
+        if (!*alive || connection->closed) {
+            co_return;
+        }
+        if (tls_error) {
+            ++self->counters_.handshakes_failed;
+            self->close(connection, fmt::format("handshake failed: TLS: {}", tls_error.message()),
+                        true);
+            co_return;
+        }
+    }
     const Nonce challenge_nonce = random_nonce();
     // GCC 12 mishandles temporaries with destructors inside co_await expressions: every value
     // an awaited call needs is built in a statement of its own.
@@ -445,6 +458,17 @@ asio::awaitable<void> TcpTransport::serve_outgoing(TcpTransport* self, Connectio
         ++self->counters_.handshakes_failed;
         self->close(connection, fmt::format("handshake failed: {}", reason), true);
     };
+    if (self->options_.tls) {
+        const std::error_code tls_error = co_await connection->stream->start_tls(
+            *self->options_.tls, asio::ssl::stream_base::client);
+        if (!*alive || connection->closed) {
+            co_return;
+        }
+        if (tls_error) {
+            refuse(fmt::format("TLS: {}", tls_error.message()));
+            co_return;
+        }
+    }
     auto first = co_await read_frame(self, connection, body);
     if (!*alive || !first) {
         co_return;

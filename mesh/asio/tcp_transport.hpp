@@ -31,6 +31,7 @@
 #include "mesh/asio/framed_stream.hpp"
 #include "mesh/asio/listener.hpp"
 #include "mesh/asio/log_throttle.hpp"
+#include "mesh/asio/tls.hpp"
 #include "mesh/control.hpp"
 #include "mesh/frame.hpp"
 #include "mesh/mesh_core.hpp"
@@ -52,6 +53,9 @@ struct TcpOptions {
     // Of those, from one address: a flood from one source cannot hold every handshake slot and
     // keep a restarted member out (a node dials each peer once, so a few are plenty).
     std::size_t handshakes_per_address_max = 16;
+    // With a context, every connection runs TLS (both sides show a certificate the CA signed)
+    // before the cluster's own handshake.
+    TlsContext tls;
 };
 
 struct TcpCounters {

@@ -10,7 +10,8 @@
 // Ticket commands speak for --user (with --token when the cluster checks tokens); a ticket lives
 // as long as the connection, so `start` waits (--wait seconds) and prints the pushes it gets.
 // Once the cluster checks tokens, the store commands, members and dump need an operator's
-// session: --admin-secret-file signs one for the command.
+// session: --admin-secret-file signs one for the command. A node whose client port speaks TLS
+// needs --tls-ca, the CA that signed its certificate.
 // Add --json for JSON output. Exit status: 0 ok, 1 the node refused, 2 usage, 3 connection.
 
 #include <charconv>
@@ -256,6 +257,9 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "print JSON");
     app.add_option("--user", user, "say hello as this user first (ticket commands need it)");
     app.add_option("--token", token, "the user's token, when the cluster checks them");
+    std::string tls_ca_file;
+    app.add_option("--tls-ca", tls_ca_file,
+                   "speak TLS, and require the node's certificate to be signed by this CA (PEM)");
     std::string admin_secret_file;
     app.add_option("--admin-secret-file", admin_secret_file,
                    "file holding cluster.adminSecret: say hello as an operator first (the store "
@@ -390,7 +394,7 @@ int main(int argc, char** argv) {
         return app.exit(error) == 0 ? 0 : 2;
     }
 
-    auto client = BlockingClient::connect(node_address);
+    auto client = BlockingClient::connect(node_address, std::chrono::seconds(5), tls_ca_file);
     if (!client) {
         std::fprintf(stderr, "matchmesh-cli: %s\n", client.error().c_str());
         return 3;

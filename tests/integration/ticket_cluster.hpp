@@ -20,8 +20,10 @@ namespace integration {
 
 using ReplyOrError = std::expected<matchmesh::node::ClientReply, std::string>;
 
-inline std::size_t member_count(const std::string& client_address) {
-    auto client = matchmesh::node::BlockingClient::connect(client_address);
+inline std::size_t member_count(const std::string& client_address,
+                                const std::string& tls_ca_file = "") {
+    auto client = matchmesh::node::BlockingClient::connect(client_address, std::chrono::seconds(5),
+                                                           tls_ca_file);
     if (!client) {
         return 0;
     }
@@ -34,9 +36,10 @@ inline std::size_t member_count(const std::string& client_address) {
 }
 
 // `count` nodes with one config; the first is every other's seed. Ready once each sees all.
+// With `tls_ca_file`, the client ports speak TLS and that CA signed the nodes' certificates.
 class Cluster {
 public:
-    Cluster(const std::string& config_text, std::size_t count)
+    Cluster(const std::string& config_text, std::size_t count, const std::string& tls_ca_file = "")
         : config_(folder_.write("cluster.json", config_text)) {
         nodes_.push_back(NodeProcess::start(folder_, "node-a", config_));
         const std::string names = "bcdefgh";
@@ -46,10 +49,11 @@ public:
                                                 {"--seeds", nodes_.front().mesh_address()}));
         }
         for (const NodeProcess& node : nodes_) {
-            REQUIRE_MESSAGE(eventually([&] { return member_count(node.client_address()) == count; },
-                                       std::chrono::seconds(10)),
-                            node.id(), " does not see ", count, " members; log:\n",
-                            node.log_text());
+            REQUIRE_MESSAGE(
+                eventually(
+                    [&] { return member_count(node.client_address(), tls_ca_file) == count; },
+                    std::chrono::seconds(10)),
+                node.id(), " does not see ", count, " members; log:\n", node.log_text());
         }
     }
 
@@ -187,8 +191,9 @@ inline bool silent_for(matchmesh::node::BlockingClient& client, std::chrono::mil
 // How many items an exact search through `address` finds for this tag and rating: a waiting
 // room's item is visible to searchers once this is positive.
 inline std::size_t rooms_visible(const std::string& address, const std::string& tag,
-                                 std::int64_t rating) {
-    auto client = matchmesh::node::BlockingClient::connect(address);
+                                 std::int64_t rating, const std::string& tls_ca_file = "") {
+    auto client =
+        matchmesh::node::BlockingClient::connect(address, std::chrono::seconds(5), tls_ca_file);
     if (!client) {
         return 0;
     }

@@ -228,6 +228,12 @@ TEST_CASE("config: each invalid node, cluster or limits setting names its path")
                     "limits.maxClientConnections", "must be in 1..");
     expect_rejected(R"({"limits": {"tokenLifetimeMaxSeconds": 1}})", Errc::invalid,
                     "limits.tokenLifetimeMaxSeconds", "must be in 60..");
+    expect_rejected(R"({"tls": {"clients": true, "certificateFile": "node.pem"}})", Errc::invalid,
+                    "tls", "TLS needs certificateFile and privateKeyFile");
+    expect_rejected(
+        R"({"tls": {"mesh": true, "certificateFile": "node.pem", "privateKeyFile": "node.key"}})",
+        Errc::invalid, "tls.caFile", "the CA that signs the nodes");
+    expect_rejected(R"({"tls": {"mesh": "yes"}})", Errc::invalid, "tls.mesh", "true or false");
     expect_rejected(R"({"limits": {"searchCostMax": 0}})", Errc::invalid, "limits.searchCostMax",
                     "must be in 1..");
     expect_rejected(R"({"limits": {"clientHelloTimeoutMs": 5}})", Errc::invalid,
