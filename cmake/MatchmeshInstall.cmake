@@ -24,7 +24,7 @@ set(matchmesh_package_dir "${CMAKE_INSTALL_LIBDIR}/cmake/matchmesh")
 # matchmesh::<module> as well.
 set(matchmesh_exported_targets
     matchmesh_asio matchmesh_base matchmesh_mesh matchmesh_mesh_asio matchmesh_config
-    matchmesh_matching matchmesh_ticket matchmesh_node_protocol matchmesh_node)
+    matchmesh_matching matchmesh_ticket matchmesh_node_core matchmesh_node)
 foreach(target ${matchmesh_exported_targets})
     string(REPLACE "matchmesh_" "" export_name "${target}")
     set_target_properties(${target} PROPERTIES EXPORT_NAME "${export_name}")

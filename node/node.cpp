@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 #include <limits>
+#include <random>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -100,8 +101,7 @@ Node::Node(const config::Config& config, std::shared_ptr<spdlog::logger> log, Tl
 Node::~Node() {
     scheduler_.clear();
     clients_.reset();
-    tickets_.reset();
-    matching_.reset();
+    services_.reset();
     transport_.stop();
 }
 
@@ -155,38 +155,25 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     core_ = std::make_unique<mesh::MeshCore>(self, mesh_options, scheduler_, transport_);
     core_->on_membership([this](const mesh::MembershipEvent& event) { log_membership(event); });
 
-    matching::ServiceOptions matching_options;
-    matching_options.target_node_type = config.matching.target_node_type;
-    matching_options.distribution_rate = config.matching.distribution_rate;
-    matching_options.search_timeout = Duration(config.cluster.request_timeout_ms);
-    matching_options.on_warning = [this](const std::string& text) {
+    ServiceHooks hooks;
+    hooks.on_store_warning = [this](const std::string& text) {
         throttle_.warn(*log_, "matching", "matching: {}", mesh::printable(text, 1024));
     };
-    matching_ = std::make_unique<matching::MatchingService>(*core_, scheduler_, matching_options);
-    for (const auto& [profile_id, widths] : config.matching.profiles) {
-        if (auto defined = matching_->profiles().define(profile_id, widths); !defined) {
-            return std::unexpected(
-                fmt::format("matching.profiles.{}: {}", profile_id, defined.error().message));
-        }
-    }
-
-    ticket::TicketServiceOptions ticket_options;
-    ticket_options.limits.ticket_duration_min =
-        std::chrono::seconds(config.limits.ticket_duration_min_seconds);
-    ticket_options.join_timeout = Duration(config.cluster.request_timeout_ms);
-    ticket_options.party_consent = true;  // players name their parties: each member accepts
-    ticket_options.courier.attempt_timeout = Duration(config.cluster.request_timeout_ms);
-    ticket_options.on_superseded = [this](const UserId& user) {
+    hooks.on_superseded = [this](const UserId& user) {
         if (auto session = sessions_[user].lock()) {
             clients_->close_session(session, "the user connected to another node");
         }
         sessions_.erase(user);
     };
-    tickets_ = std::make_unique<ticket::TicketService>(*core_, scheduler_, *matching_, *this,
-                                                       ticket_options);
-    ticket_types_ = std::make_unique<ConfiguredTicketTypes>(
-        config.ticket_types, matching_->profiles(), scheduler_, config.limits.range_values_max);
-    ticket_types_->install(*tickets_);
+    hooks.seed = std::random_device{}();
+    auto services = NodeServices::create(config, *core_, scheduler_, *this, std::move(hooks));
+    if (!services) {
+        return std::unexpected(services.error());
+    }
+    services_ = std::move(*services);
+    matching_ = &services_->store();
+    tickets_ = &services_->tickets();
+    ticket_types_ = &services_->types();
 
     ClientServerOptions client_options;
     client_options.listen = config.node.client_listen;

@@ -31,6 +31,7 @@
 #include "node/admission.hpp"
 #include "node/client_server.hpp"
 #include "node/metrics.hpp"
+#include "node/services.hpp"
 #include "node/ticket_types.hpp"
 #include "ticket/service.hpp"
 
@@ -106,9 +107,11 @@ private:
     mesh::AsioScheduler scheduler_;
     mesh::TcpTransport transport_;
     std::unique_ptr<mesh::MeshCore> core_;
-    std::unique_ptr<matching::MatchingService> matching_;
-    std::unique_ptr<ticket::TicketService> tickets_;
-    std::unique_ptr<ConfiguredTicketTypes> ticket_types_;
+    std::unique_ptr<NodeServices> services_;
+    // Its parts, for short.
+    matching::MatchingService* matching_ = nullptr;
+    ticket::TicketService* tickets_ = nullptr;
+    ConfiguredTicketTypes* ticket_types_ = nullptr;
     std::unique_ptr<ClientServer> clients_;
     std::unique_ptr<Metrics> metrics_;
     asio::signal_set signals_;

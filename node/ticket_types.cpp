@@ -20,11 +20,12 @@ std::optional<std::int64_t> integer_of(const matching::ValueMap& data, const std
 ConfiguredTicketTypes::ConfiguredTicketTypes(const std::map<int, config::TicketTypeConfig>& types,
                                              const matching::ProfileRegistry& profiles,
                                              mesh::Scheduler& scheduler,
-                                             std::size_t range_values_max)
+                                             std::size_t range_values_max, std::uint64_t seed)
     : types_(types),
       profiles_(profiles),
       scheduler_(scheduler),
-      range_values_max_(range_values_max) {}
+      range_values_max_(range_values_max),
+      random_(seed) {}
 
 const config::TicketTypeConfig* ConfiguredTicketTypes::find(ticket::TicketType type) const {
     auto found = types_.find(type);

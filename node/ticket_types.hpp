@@ -24,7 +24,7 @@ class ConfiguredTicketTypes {
 public:
     ConfiguredTicketTypes(const std::map<int, config::TicketTypeConfig>& types,
                           const matching::ProfileRegistry& profiles, mesh::Scheduler& scheduler,
-                          std::size_t range_values_max);
+                          std::size_t range_values_max, std::uint64_t seed);
 
     // Registers every configured type's callbacks with the ticket service.
     void install(ticket::TicketService& tickets);
@@ -54,7 +54,7 @@ private:
     std::size_t range_values_max_;
     std::map<std::pair<UserId, ticket::TicketType>, ticket::Bytes> application_data_;
     std::map<std::pair<UserId, ticket::TicketType>, Time> started_at_;
-    std::mt19937_64 random_{std::random_device{}()};
+    std::mt19937_64 random_;  // the randomize policy's spreads
 };
 
 }  // namespace matchmesh::node

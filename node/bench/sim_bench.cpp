@@ -51,6 +51,7 @@
 #include "mesh/base/assert.hpp"
 #include "mesh/sim/sim_world.hpp"
 #include "node/bench/trace.hpp"
+#include "node/services.hpp"
 #include "node/ticket_types.hpp"
 #include "ticket/service.hpp"
 
@@ -123,27 +124,24 @@ struct Tally {
 
 class SimCluster;
 
-// One node's services, built as Node::start builds them, and the node's push sink: a terminal
-// push makes ConfiguredTicketTypes forget the ticket (as the node does) and is counted by the
-// cluster. Owned by SimCluster from the node's start to its stop.
-class NodeServices final : public ticket::PushSink {
+// One node of the simulated cluster: its services, built by the node's own wiring, and its push
+// sink: a terminal push makes ConfiguredTicketTypes forget the ticket (as the node does) and is
+// counted by the cluster. Owned by SimCluster from the node's start to its stop.
+class BenchNode final : public ticket::PushSink {
 public:
-    NodeServices(mesh::sim::SimNode& node, const config::Config& config, SimCluster& cluster);
-    ~NodeServices() override;
-    NodeServices(const NodeServices&) = delete;
-    NodeServices& operator=(const NodeServices&) = delete;
+    BenchNode(mesh::sim::SimNode& node, const config::Config& config, SimCluster& cluster);
+    BenchNode(const BenchNode&) = delete;
+    BenchNode& operator=(const BenchNode&) = delete;
 
     void push(const UserId& user, const ticket::PushMessage& message) override;
 
-    [[nodiscard]] matching::MatchingService& matching() { return *matching_; }
-    [[nodiscard]] ticket::TicketService& tickets() { return *tickets_; }
-    [[nodiscard]] node::ConfiguredTicketTypes& types() { return *types_; }
+    [[nodiscard]] matching::MatchingService& matching() { return services_->store(); }
+    [[nodiscard]] ticket::TicketService& tickets() { return services_->tickets(); }
+    [[nodiscard]] node::ConfiguredTicketTypes& types() { return services_->types(); }
 
 private:
     SimCluster& cluster_;
-    std::unique_ptr<matching::MatchingService> matching_;
-    std::unique_ptr<ticket::TicketService> tickets_;
-    std::unique_ptr<node::ConfiguredTicketTypes> types_;
+    std::unique_ptr<node::NodeServices> services_;
 };
 
 // A converged 3-node simulated cluster running `config`'s ticket types. Owned by one benchmark
@@ -155,9 +153,10 @@ public:
     SimCluster& operator=(const SimCluster&) = delete;
 
     [[nodiscard]] mesh::sim::SimWorld& world() { return world_; }
-    [[nodiscard]] NodeServices& at(std::size_t index) { return *services_.at(index); }
+    [[nodiscard]] BenchNode& at(std::size_t index) { return *services_.at(index); }
     [[nodiscard]] const config::Config& config() const { return config_; }
     [[nodiscard]] std::size_t tickets_max() const { return tickets_max_; }
+    [[nodiscard]] std::uint64_t seed() const { return seed_; }
 
     // What the node does for a client's hello, and for its startTicket with {"rating": rating}.
     void connect_user(std::size_t node, const UserId& user);
@@ -182,53 +181,32 @@ public:
 private:
     config::Config config_;
     std::size_t tickets_max_;
+    std::uint64_t seed_;
     std::uint64_t next_session_ = 1;
     // By node index. Declared before world_, whose destructor stops the nodes through the hook.
-    std::vector<std::unique_ptr<NodeServices>> services_;
+    std::vector<std::unique_ptr<BenchNode>> services_;
     mesh::sim::SimWorld world_;
 };
 
-NodeServices::NodeServices(mesh::sim::SimNode& node, const config::Config& config,
-                           SimCluster& cluster)
+BenchNode::BenchNode(mesh::sim::SimNode& node, const config::Config& config, SimCluster& cluster)
     : cluster_(cluster) {
-    matching::ServiceOptions matching_options;
-    matching_options.target_node_type = config.matching.target_node_type;
-    matching_options.distribution_rate = config.matching.distribution_rate;
-    matching_options.search_timeout = Duration(config.cluster.request_timeout_ms);
-    matching_ = std::make_unique<matching::MatchingService>(node.network(), node.scheduler(),
-                                                            matching_options);
-    for (const auto& [profile_id, widths] : config.matching.profiles) {
-        if (auto defined = matching_->profiles().define(profile_id, widths); !defined) {
-            fatal(fmt::format("matching.profiles.{}: {}", profile_id, defined.error().message));
-        }
+    node::ServiceHooks hooks;
+    hooks.tickets_max = cluster.tickets_max();
+    hooks.seed = cluster.seed() + node.index();
+    auto services =
+        node::NodeServices::create(config, node.network(), node.scheduler(), *this, hooks);
+    if (!services) {
+        fatal(services.error());
     }
-    ticket::TicketServiceOptions options;
-    options.limits.ticket_duration_min =
-        std::chrono::seconds(config.limits.ticket_duration_min_seconds);
-    options.join_timeout = Duration(config.cluster.request_timeout_ms);
-    options.courier.attempt_timeout = Duration(config.cluster.request_timeout_ms);
-    options.tickets_max = cluster.tickets_max();
-    tickets_ = std::make_unique<ticket::TicketService>(node.network(), node.scheduler(), *matching_,
-                                                       *this, options);
-    types_ = std::make_unique<node::ConfiguredTicketTypes>(config.ticket_types,
-                                                           matching_->profiles(), node.scheduler(),
-                                                           config.limits.range_values_max);
-    types_->install(*tickets_);
+    services_ = std::move(*services);
 }
 
-NodeServices::~NodeServices() {
-    // In the node's order: nothing may call into what is already gone.
-    types_.reset();
-    tickets_.reset();
-    matching_.reset();
-}
-
-void NodeServices::push(const UserId& user, const ticket::PushMessage& message) {
+void BenchNode::push(const UserId& user, const ticket::PushMessage& message) {
     if (!ticket::is_terminal(message.kind)) {
         return;
     }
-    if (types_) {
-        types_->forget(user, message.ticket_type);
+    if (services_) {
+        services_->types().forget(user, message.ticket_type);
     }
     Tally& tally = cluster_.tally;
     if (message.kind == ticket::PushKind::success) {
@@ -253,10 +231,11 @@ mesh::MeshOptions mesh_options(const config::Config& config) {
 SimCluster::SimCluster(config::Config config, std::uint64_t seed, std::size_t tickets_max)
     : config_(std::move(config)),
       tickets_max_(tickets_max),
+      seed_(seed),
       services_(nodes_count),
       world_(seed, mesh_options(config_), mesh::sim::LinkModel{}) {
     world_.on_start([this](mesh::sim::SimNode& node) {
-        services_.at(node.index()) = std::make_unique<NodeServices>(node, config_, *this);
+        services_.at(node.index()) = std::make_unique<BenchNode>(node, config_, *this);
     });
     world_.on_stop([this](mesh::sim::SimNode& node) { services_.at(node.index()).reset(); });
     for (std::size_t i = 0; i < nodes_count; ++i) {
@@ -282,7 +261,7 @@ void SimCluster::connect_user(std::size_t node, const UserId& user) {
 
 void SimCluster::start_ticket(std::size_t node, const UserId& user, ticket::TicketType type,
                               std::int64_t rating) {
-    NodeServices& services = at(node);
+    BenchNode& services = at(node);
     const matching::Properties values{{"rating", rating}};
     if (auto checked = services.types().check_values(type, values); !checked) {
         fatal(checked.error());

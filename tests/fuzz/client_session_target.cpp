@@ -26,7 +26,7 @@
 #include "mesh/frame.hpp"
 #include "mesh/sim/sim_world.hpp"
 #include "node/client_protocol.hpp"
-#include "node/ticket_types.hpp"
+#include "node/services.hpp"
 #include "ticket/service.hpp"
 
 using namespace matchmesh;
@@ -82,13 +82,6 @@ private:
     std::map<std::pair<TicketId, UserId>, int> terminal_;
 };
 
-// One node's services, wired as the node wires them.
-struct NodeServices {
-    std::unique_ptr<matching::MatchingService> store;
-    std::unique_ptr<ticket::TicketService> tickets;
-    std::unique_ptr<node::ConfiguredTicketTypes> types;
-};
-
 struct Session {
     std::size_t node = 0;
     std::optional<UserId> user;
@@ -110,7 +103,7 @@ public:
 
     void apply(node::ClientRequest request) {
         Session& session = sessions_[request.id % sessions_count];
-        NodeServices& at = nodes_.at(name(session.node));
+        node::NodeServices& at = *nodes_.at(name(session.node));
         std::visit([&](auto& command) { apply(session, at, command); }, request.command);
         world_.run_for(Duration(static_cast<std::int64_t>((request.id >> 2) % 64) * 10));
         check_rooms();
@@ -132,7 +125,7 @@ public:
             std::fprintf(stderr, "pushes by kind:%s\n", kinds.c_str());
         }
         for (const auto& [id, services] : nodes_) {
-            const auto& tickets = *services.tickets;
+            const auto& tickets = services->tickets();
             if (tickets.ticket_count() + tickets.participation_count() + tickets.room_count() +
                     tickets.user_count() >
                 0) {
@@ -156,44 +149,30 @@ private:
         return options;
     }
 
+    // The node's own wiring, with a fixed seed.
     void wire(mesh::sim::SimNode& node) {
-        const config::Config& config = the_config();
-        NodeServices services;
-        matching::ServiceOptions store_options;
-        store_options.distribution_rate = config.matching.distribution_rate;
-        services.store = std::make_unique<matching::MatchingService>(
-            node.network(), node.scheduler(), store_options);
-        for (const auto& [profile, widths] : config.matching.profiles) {
-            if (!services.store->profiles().define(profile, widths)) {
-                broken("profile " + profile + " cannot be defined");
-            }
-        }
-        ticket::TicketServiceOptions options;
-        options.limits.ticket_duration_min = 1s;
-        options.join_timeout = Duration(300);
-        options.courier.attempt_timeout = Duration(300);
-        options.party_consent = true;
-        options.on_superseded = [this, id = node.id()](const UserId& user) {
+        node::ServiceHooks hooks;
+        hooks.on_superseded = [this, id = node.id()](const UserId& user) {
             for (Session& session : sessions_) {
                 if (name(session.node) == id && session.user == user) {
                     close(session);
                 }
             }
         };
-        services.tickets = std::make_unique<ticket::TicketService>(
-            node.network(), node.scheduler(), *services.store, ledger_, options);
-        services.types = std::make_unique<node::ConfiguredTicketTypes>(
-            config.ticket_types, services.store->profiles(), node.scheduler(),
-            config.limits.range_values_max);
-        services.types->install(*services.tickets);
-        nodes_[node.id()] = std::move(services);
+        hooks.seed = 1;
+        auto services = node::NodeServices::create(the_config(), node.network(), node.scheduler(),
+                                                   ledger_, std::move(hooks));
+        if (!services) {
+            broken("the node's services cannot be built: " + services.error());
+        }
+        nodes_[node.id()] = std::move(*services);
     }
 
     void close(Session& session) {
         if (session.user) {
-            NodeServices& at = nodes_.at(name(session.node));
-            at.tickets->disconnect_user(*session.user);
-            at.types->forget(*session.user);
+            node::NodeServices& at = *nodes_.at(name(session.node));
+            at.tickets().disconnect_user(*session.user);
+            at.types().forget(*session.user);
             session.user.reset();
         }
     }
@@ -201,7 +180,7 @@ private:
     void check_rooms() {
         std::map<std::pair<UserId, ticket::TicketType>, std::set<TicketId>> rooms_of;
         for (const auto& [id, services] : nodes_) {
-            for (const auto& [room_id, room] : services.tickets->rooms()) {
+            for (const auto& [room_id, room] : services->tickets().rooms()) {
                 if (room.members.size() > room.max_members) {
                     broken(fmt::format("room {} holds {} members, more than {}", room_id.str(),
                                        room.members.size(), room.max_members));
@@ -223,7 +202,7 @@ private:
 
     // What the node does with each command, for a player's session (the store commands are
     // open, as on a cluster without tokens).
-    void apply(Session& session, NodeServices& at, node::HelloCommand& hello) {
+    void apply(Session& session, node::NodeServices& at, node::HelloCommand& hello) {
         if (hello.user.empty() || session.user) {
             return;
         }
@@ -233,33 +212,33 @@ private:
             }
         }
         session.user = hello.user;
-        at.tickets->connect_user(ticket::User{hello.user, "s", name(session.node),
-                                              std::move(hello.data),
-                                              static_cast<std::uint64_t>(++epoch_)});
+        at.tickets().connect_user(ticket::User{hello.user, "s", name(session.node),
+                                               std::move(hello.data),
+                                               static_cast<std::uint64_t>(++epoch_)});
     }
 
-    void apply(Session& session, NodeServices& at, node::StartTicketCommand& start) {
-        if (!session.user || at.types->find(start.ticket_type) == nullptr ||
-            !at.types->check_values(start.ticket_type, start.values)) {
+    void apply(Session& session, node::NodeServices& at, node::StartTicketCommand& start) {
+        if (!session.user || at.types().find(start.ticket_type) == nullptr ||
+            !at.types().check_values(start.ticket_type, start.values)) {
             return;
         }
         matching::ValueMap values;
         for (const auto& [name, value] : start.values) {
             values.emplace(name, value);
         }
-        at.tickets->set_user_data(*session.user, values);
-        at.types->set_application_data(*session.user, start.ticket_type,
-                                       std::move(start.application_data));
-        at.tickets->start_ticket(start.ticket_type, *session.user, std::move(start.party),
-                                 [](ticket::Result<void>) {});
+        at.tickets().set_user_data(*session.user, values);
+        at.types().set_application_data(*session.user, start.ticket_type,
+                                        std::move(start.application_data));
+        at.tickets().start_ticket(start.ticket_type, *session.user, std::move(start.party),
+                                  [](ticket::Result<void>) {});
     }
 
-    void apply(Session& session, NodeServices& at, node::TicketCommand& command) {
+    void apply(Session& session, node::NodeServices& at, node::TicketCommand& command) {
         if (!session.user) {
             return;
         }
         const UserId& user = *session.user;
-        auto& tickets = *at.tickets;
+        auto& tickets = at.tickets();
         switch (command.action) {
             case node::TicketAction::cancel:
                 (void)tickets.cancel_ticket(command.ticket_type, user);
@@ -286,64 +265,64 @@ private:
         }
     }
 
-    void apply(Session& session, NodeServices& at, node::KickCommand& kick) {
+    void apply(Session& session, node::NodeServices& at, node::KickCommand& kick) {
         if (session.user) {
-            at.tickets->kickout_from_ticket(kick.ticket_type, *session.user, kick.target,
-                                            [](ticket::Result<void>) {});
+            at.tickets().kickout_from_ticket(kick.ticket_type, *session.user, kick.target,
+                                             [](ticket::Result<void>) {});
         }
     }
 
-    void apply(Session& session, NodeServices& at, node::BroadcastCommand& broadcast) {
+    void apply(Session& session, node::NodeServices& at, node::BroadcastCommand& broadcast) {
         if (session.user) {
-            (void)at.tickets->ticket_broadcast(broadcast.ticket_type, *session.user, broadcast.ver,
-                                               broadcast.cmd, std::move(broadcast.message));
+            (void)at.tickets().ticket_broadcast(broadcast.ticket_type, *session.user, broadcast.ver,
+                                                broadcast.cmd, std::move(broadcast.message));
         }
     }
 
-    void apply(Session& session, NodeServices& at, node::SetPropertiesCommand& set) {
+    void apply(Session& session, node::NodeServices& at, node::SetPropertiesCommand& set) {
         if (session.user) {
-            (void)at.tickets->set_ticket_properties(set.ticket_type, *session.user, set.values);
+            (void)at.tickets().set_ticket_properties(set.ticket_type, *session.user, set.values);
         }
     }
 
-    void apply(Session& session, NodeServices& at, node::GetPropertiesCommand& get) {
+    void apply(Session& session, node::NodeServices& at, node::GetPropertiesCommand& get) {
         if (session.user) {
-            (void)at.tickets->get_ticket_properties(get.ticket_type, *session.user, get.keys);
+            (void)at.tickets().get_ticket_properties(get.ticket_type, *session.user, get.keys);
         }
     }
 
-    void apply(Session& session, NodeServices& at, node::AcceptPartyCommand& accept) {
+    void apply(Session& session, node::NodeServices& at, node::AcceptPartyCommand& accept) {
         if (session.user) {
-            at.tickets->accept_party(accept.ticket_type, *session.user, std::move(accept.owner));
+            at.tickets().accept_party(accept.ticket_type, *session.user, std::move(accept.owner));
         }
     }
 
-    void apply(Session&, NodeServices& at, node::AddCommand& add) {
-        (void)at.store->add(add.profile_id, add.unique_id, add.tag, add.properties,
-                            std::move(add.value), add.ttl);
+    void apply(Session&, node::NodeServices& at, node::AddCommand& add) {
+        (void)at.store().add(add.profile_id, add.unique_id, add.tag, add.properties,
+                             std::move(add.value), add.ttl);
     }
 
-    void apply(Session&, NodeServices& at, node::SearchCommand& search) {
-        (void)at.store->search(search.profile_ids, search.tag, search.properties, search.limit,
-                               [](matching::SearchOutcome) {});
+    void apply(Session&, node::NodeServices& at, node::SearchCommand& search) {
+        (void)at.store().search(search.profile_ids, search.tag, search.properties, search.limit,
+                                [](matching::SearchOutcome) {});
     }
 
-    void apply(Session&, NodeServices& at, node::RangeSearchCommand& search) {
-        (void)at.store->search_with_range_with_tags(search.profile_ids, search.tags,
-                                                    search.properties, search.limit,
-                                                    [](matching::SearchOutcome) {});
+    void apply(Session&, node::NodeServices& at, node::RangeSearchCommand& search) {
+        (void)at.store().search_with_range_with_tags(search.profile_ids, search.tags,
+                                                     search.properties, search.limit,
+                                                     [](matching::SearchOutcome) {});
     }
 
-    void apply(Session&, NodeServices& at, node::RemoveCommand& remove) {
-        (void)at.store->remove(remove.profile_id, remove.unique_ids);
+    void apply(Session&, node::NodeServices& at, node::RemoveCommand& remove) {
+        (void)at.store().remove(remove.profile_id, remove.unique_ids);
     }
 
-    void apply(Session&, NodeServices&, node::MembersCommand&) {}
-    void apply(Session&, NodeServices&, node::DumpCommand&) {}
+    void apply(Session&, node::NodeServices&, node::MembersCommand&) {}
+    void apply(Session&, node::NodeServices&, node::DumpCommand&) {}
 
     mesh::sim::SimWorld world_;
     Ledger ledger_;
-    std::map<NodeId, NodeServices> nodes_;
+    std::map<NodeId, std::unique_ptr<node::NodeServices>> nodes_;
     std::array<Session, sessions_count> sessions_;
     std::int64_t epoch_ = 0;
 };

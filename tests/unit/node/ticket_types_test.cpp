@@ -52,7 +52,7 @@ TEST_CASE("ticket types: the rating fills the add property and the search values
         "searchIntervalMs": 250, "searchTries": 3, "howMany": 7,
         "properties": {"rank": {"value": "rating", "searchSpread": 200}}}})");
     node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
-                                      fixture.scheduler, 64);
+                                      fixture.scheduler, 64, 1);
     const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
     CHECK(params.profile_ids == std::vector<std::string>{"Duel"});
     CHECK(params.add_properties == matching::Properties{{"rank", 1500}});
@@ -69,7 +69,7 @@ TEST_CASE("ticket types: the search values stop at the range limit") {
     Fixture fixture(R"({"1": {"profiles": ["Duel"],
         "properties": {"rank": {"value": "rating", "searchSpread": 100000}}}})");
     node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
-                                      fixture.scheduler, 9);
+                                      fixture.scheduler, 9, 1);
     const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
     CHECK(params.search_properties.at("rank").size() == 9);
 }
@@ -80,7 +80,7 @@ TEST_CASE("ticket types: randomize keeps each ticket's settings within the given
         "searchTries": 4, "properties": {"rank": {"value": "rating"}},
         "randomize": {"searchIntervalMs": 50, "searchTries": 2, "ticketDurationSeconds": 3}}})");
     node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
-                                      fixture.scheduler, 64);
+                                      fixture.scheduler, 64, 1);
     std::set<std::int64_t> intervals;
     for (int i = 0; i < 200; ++i) {
         const auto params =
@@ -101,7 +101,7 @@ TEST_CASE("ticket types: a start without the values the type needs is refused, n
         "properties": {"rank": {"value": "rating"}, "region": {"value": "region"}},
         "allowMatch": {"value": "skill", "maxDifference": 10}}})");
     node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
-                                      fixture.scheduler, 64);
+                                      fixture.scheduler, 64, 1);
     CHECK(types.check_values(2, {{"rating", 1}, {"region", 2}, {"skill", 3}}).has_value());
     auto missing = types.check_values(2, {{"rating", 1}, {"skill", 3}});
     REQUIRE_FALSE(missing.has_value());
@@ -118,7 +118,7 @@ TEST_CASE("ticket types: application data travels with the user's next ticket") 
     Fixture fixture(
         R"({"1": {"profiles": ["Duel"], "properties": {"rank": {"value": "rating"}}}})");
     node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
-                                      fixture.scheduler, 64);
+                                      fixture.scheduler, 64, 1);
     types.set_application_data(UserId("p"), 1, ticket::Bytes{'h', 'i'});
     CHECK(
         types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1)).application_data ==
