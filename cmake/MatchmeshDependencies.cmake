@@ -62,8 +62,6 @@ if(MATCHMESH_BUILD_TESTS)
 endif()
 
 if(MATCHMESH_BUILD_BENCHMARKS)
-    find_package(benchmark QUIET)
-    matchmesh_require(benchmark_FOUND libbenchmark-dev)
     # The load benchmark's Redis baseline talks to Redis through hiredis (pkg-config only).
     if(PkgConfig_FOUND)
         pkg_check_modules(HIREDIS QUIET IMPORTED_TARGET hiredis)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks that every module includes only the modules it may depend on (DESIGN.md):
-#   node -> ticket -> matching -> mesh, and config (used by node) -> mesh/base.
+#   node -> ticket -> matching -> mesh, and config (used by node) -> mesh/base; and Asio only in
+#   mesh/asio and the node's shell.
 # Prints each offending include and exits non-zero if there is one.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -40,5 +41,12 @@ for module in mesh config matching ticket node; do
         fi
     done < <(grep -rn --include='*.hpp' --include='*.cpp' --include='*.h' '#include "' "$module" || true)
 done
+# The runtime (Asio, sockets) lives in mesh/asio and node's shell; the core and the simulation
+# take Network and Scheduler instead.
+while IFS= read -r file; do
+    echo "layering: $file includes Asio outside mesh/asio and node's shell"
+    status=1
+done < <(grep -rl --include='*.hpp' --include='*.cpp' '#include <asio' mesh matching ticket config \
+    node/client_protocol.* node/services.* node/ticket_types.* | grep -v '^mesh/asio/' || true)
 [ $status -eq 0 ] && echo "layering: every include follows the module direction"
 exit $status
