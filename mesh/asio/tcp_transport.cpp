@@ -354,20 +354,28 @@ asio::awaitable<std::optional<Envelope>> TcpTransport::read_frame(TcpTransport* 
     co_return std::move(*envelope);
 }
 
+asio::awaitable<bool> TcpTransport::start_tls(TcpTransport* self, ConnectionPtr connection,
+                                              asio::ssl::stream_base::handshake_type side,
+                                              std::shared_ptr<bool> alive) {
+    if (!self->options_.tls) {
+        co_return true;
+    }
+    const std::error_code error = co_await connection->stream->start_tls(*self->options_.tls, side);
+    if (!*alive || connection->closed) {
+        co_return false;
+    }
+    if (error) {
+        ++self->counters_.handshakes_failed;
+        self->close(connection, fmt::format("handshake failed: TLS: {}", error.message()), true);
+        co_return false;
+    }
+    co_return true;
+}
+
 asio::awaitable<void> TcpTransport::serve_incoming(TcpTransport* self, ConnectionPtr connection,
                                                    std::shared_ptr<bool> alive) {
-    if (self->options_.tls) {
-        const std::error_code tls_error = co_await connection->stream->start_tls(
-            *self->options_.tls, asio::ssl::stream_base::server);
-        if (!*alive || connection->closed) {
-            co_return;
-        }
-        if (tls_error) {
-            ++self->counters_.handshakes_failed;
-            self->close(connection, fmt::format("handshake failed: TLS: {}", tls_error.message()),
-                        true);
-            co_return;
-        }
+    if (!co_await start_tls(self, connection, asio::ssl::stream_base::server, alive)) {
+        co_return;
     }
     const Nonce challenge_nonce = random_nonce();
     // GCC 12 mishandles temporaries with destructors inside co_await expressions: every value
@@ -458,16 +466,8 @@ asio::awaitable<void> TcpTransport::serve_outgoing(TcpTransport* self, Connectio
         ++self->counters_.handshakes_failed;
         self->close(connection, fmt::format("handshake failed: {}", reason), true);
     };
-    if (self->options_.tls) {
-        const std::error_code tls_error = co_await connection->stream->start_tls(
-            *self->options_.tls, asio::ssl::stream_base::client);
-        if (!*alive || connection->closed) {
-            co_return;
-        }
-        if (tls_error) {
-            refuse(fmt::format("TLS: {}", tls_error.message()));
-            co_return;
-        }
+    if (!co_await start_tls(self, connection, asio::ssl::stream_base::client, alive)) {
+        co_return;
     }
     auto first = co_await read_frame(self, connection, body);
     if (!*alive || !first) {

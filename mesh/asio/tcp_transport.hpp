@@ -117,6 +117,11 @@ private:
                                            std::shared_ptr<bool> alive);
     static asio::awaitable<void> write_loop(TcpTransport* self, ConnectionPtr connection,
                                             std::shared_ptr<bool> alive);
+    // Runs TLS first when the transport has a context; false when the connection was closed
+    // (a failed handshake is counted and closes it).
+    static asio::awaitable<bool> start_tls(TcpTransport* self, ConnectionPtr connection,
+                                           asio::ssl::stream_base::handshake_type side,
+                                           std::shared_ptr<bool> alive);
     // Reads one frame into `body`; an empty optional means the connection was closed.
     static asio::awaitable<std::optional<Envelope>> read_frame(TcpTransport* self,
                                                                ConnectionPtr connection,
