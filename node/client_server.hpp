@@ -24,32 +24,9 @@
 #include "mesh/asio/log_throttle.hpp"
 #include "mesh/asio/tls.hpp"
 #include "node/client_protocol.hpp"
+#include "node/session.hpp"
 
 namespace matchmesh::node {
-
-// One client connection: who it speaks for (after hello), and its command budget.
-struct Session {
-    std::uint64_t id = 0;
-    std::optional<UserId> user;
-    bool admin = false;  // said hello with an operator's token (store commands, members, dump)
-    std::string remote;
-    double budget = 0;  // commands it may send now (a token bucket)
-    std::chrono::steady_clock::time_point refilled;
-
-    // A command that costs as much as several: its later commands wait for the bucket to refill.
-    void charge(double commands) { budget -= commands; }
-};
-
-class ClientHandler {
-public:
-    using Reply = std::function<void(ClientReply)>;
-    virtual ~ClientHandler() = default;
-    // Handles one request; `reply` is called once, now or later, on the loop thread.
-    virtual void handle(const std::shared_ptr<Session>& session, ClientRequest request,
-                        Reply reply) = 0;
-    // The connection is gone (closed by either side).
-    virtual void session_closed(const std::shared_ptr<Session>& session) = 0;
-};
 
 struct ClientServerOptions {
     std::string listen = "127.0.0.1:7200";

@@ -10,7 +10,7 @@
 #include <asio/post.hpp>
 #include <nlohmann/json.hpp>
 
-#include "matching/dump.hpp"
+#include "node/state_dump.hpp"
 #include "mesh/text.hpp"
 
 namespace matchmesh::node {
@@ -64,16 +64,6 @@ std::uint64_t wall_clock_incarnation() {
     return static_cast<std::uint64_t>(now);
 }
 
-const char* phase_name(ticket::RoomState state) {
-    switch (state) {
-        case ticket::RoomState::searching: return "searching";
-        case ticket::RoomState::waiting: return "waiting";
-        case ticket::RoomState::completed: return "completed";
-        case ticket::RoomState::backfill: return "backfill";
-    }
-    return "?";
-}
-
 AdmissionOptions admission_options(const config::LimitsConfig& limits) {
     AdmissionOptions options;
     options.loop_lag_max = Duration(limits.loop_lag_max_ms);
@@ -101,6 +91,7 @@ Node::Node(const config::Config& config, std::shared_ptr<spdlog::logger> log, Tl
 Node::~Node() {
     scheduler_.clear();
     clients_.reset();
+    commands_.reset();
     services_.reset();
     transport_.stop();
 }
@@ -159,12 +150,7 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     hooks.on_store_warning = [this](const std::string& text) {
         throttle_.warn(*log_, "matching", "matching: {}", mesh::printable(text, 1024));
     };
-    hooks.on_superseded = [this](const UserId& user) {
-        if (auto session = sessions_[user].lock()) {
-            clients_->close_session(session, "the user connected to another node");
-        }
-        sessions_.erase(user);
-    };
+    hooks.on_superseded = [this](const UserId& user) { commands_->superseded(user); };
     hooks.seed = std::random_device{}();
     auto services = NodeServices::create(config, *core_, scheduler_, *this, std::move(hooks));
     if (!services) {
@@ -173,7 +159,23 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     services_ = std::move(*services);
     matching_ = &services_->store();
     tickets_ = &services_->tickets();
-    ticket_types_ = &services_->types();
+    CommandHooks command_hooks;
+    command_hooks.unix_ms = [] {
+        return static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count());
+    };
+    command_hooks.admit = [this] { return admission_.admit(load()); };
+    command_hooks.close_session = [this](const std::shared_ptr<Session>& session,
+                                         std::string_view reason) {
+        clients_->close_session(session, reason);
+    };
+    command_hooks.warn = [this](std::string_view kind, const std::string& line) {
+        throttle_.warn(*log_, kind, "{}", line);
+    };
+    commands_ = std::make_unique<ClientCommands>(config_, *services_, *core_, scheduler_, log_,
+                                                 std::move(command_hooks));
 
     ClientServerOptions client_options;
     client_options.listen = config.node.client_listen;
@@ -246,10 +248,10 @@ void Node::wait_for_signal() {
 }
 
 void Node::shutdown() {
-    if (draining_) {
+    if (commands_->draining()) {
         return;
     }
-    draining_ = true;
+    commands_->drain();
     // New tickets are refused from now on; live ones end with 222 to all their members.
     const std::size_t canceled = tickets_->cancel_all_tickets();
     log_->info("node: canceled {} live tickets; leaving the cluster", canceled);
@@ -351,103 +353,31 @@ void Node::every_second() {
 }
 
 void Node::push(const UserId& user, const ticket::PushMessage& message) {
-    if (ticket::is_terminal(message.kind)) {
-        log_->debug("ticket: user {} ticket {} ended: {} in room {}", user.str(),
-                    message.ticket_id.str(), message.cmd, message.room_id);
-        ticket_types_->forget(user, message.ticket_type);
-        auto started = ticket_starts_.find({user, message.ticket_type});
-        if (started != ticket_starts_.end()) {
-            if (message.kind == ticket::PushKind::success && metrics_) {
-                metrics_->observe_time_to_match(
-                    std::chrono::duration<double>(scheduler_.now() - started->second).count());
-            }
-            ticket_starts_.erase(started);
-        }
+    if (auto ran = commands_->on_push(user, message); ran && metrics_) {
+        metrics_->observe_time_to_match(std::chrono::duration<double>(*ran).count());
     }
     for (const auto& observer : push_observers_) {
         observer(user, message);
     }
-    auto session = sessions_.find(user);
-    if (session != sessions_.end()) {
-        if (auto live = session->second.lock()) {
-            clients_->push(live, message);
-        }
+    if (auto session = commands_->session_of(user)) {
+        clients_->push(session, message);
     }
 }
 
 void Node::dump_text(std::ostream& out) {
-    const auto members = core_->live_members();
-    out << fmt::format("=== matchmesh node {} (incarnation {}) ===\n", core_->self().id.str(),
-                       core_->self().incarnation);
-    out << fmt::format("members ({}):\n", members.size());
-    for (const mesh::MemberInfo& member : members) {
-        out << fmt::format("  {} {} {} {}\n", member.id.str(), member.address, member.node_type,
-                           member.incarnation);
-    }
-    out << fmt::format("rooms ({}), tickets in progress {}, users connected {}:\n",
-                       tickets_->room_count(), tickets_->ticket_count(), tickets_->user_count());
-    for (const auto& [id, room] : tickets_->rooms()) {
-        std::string names;
-        for (const auto& member : room.members) {
-            names += (names.empty() ? "" : ",") + member.user->id.str();
-        }
-        out << fmt::format("  {} type {} {} {}/{} [{}]\n", id.str(), room.type,
-                           phase_name(room.state), room.members.size(), room.max_members, names);
-    }
-    out << fmt::format("items ({}):\n", matching_->local_items().size());
-    matching::dump_text(matching_->local_items(), scheduler_.now(), out);
-    out << "=== end ===\n";
+    node::dump_text(*core_, *services_, scheduler_.now(), out);
 }
 
 nlohmann::json Node::dump_json() {
-    auto members = nlohmann::json::array();
-    for (const mesh::MemberInfo& member : core_->live_members()) {
-        members.push_back({{"id", member.id.str()},
-                           {"address", member.address},
-                           {"node_type", member.node_type},
-                           {"incarnation", member.incarnation}});
-    }
-    auto rooms = nlohmann::json::array();
-    for (const auto& [id, room] : tickets_->rooms()) {
-        auto room_members = nlohmann::json::array();
-        for (const auto& member : room.members) {
-            room_members.push_back({{"user", member.user->id.str()},
-                                    {"home", member.user->home.str()},
-                                    {"ticket", member.ticket_id.str()}});
-        }
-        rooms.push_back({{"id", id.str()},
-                         {"type", room.type},
-                         {"state", phase_name(room.state)},
-                         {"owner", room.owner.str()},
-                         {"max_members", room.max_members},
-                         {"members", std::move(room_members)}});
-    }
-    return {{"node", core_->self().id.str()},
-            {"members", std::move(members)},
-            {"tickets",
-             {{"in_progress", tickets_->ticket_count()},
-              {"searching", tickets_->ticket_count(ticket::TicketPhase::searching)},
-              {"waiting", tickets_->ticket_count(ticket::TicketPhase::waiting)},
-              {"users", tickets_->user_count()}}},
-            {"rooms", std::move(rooms)},
-            {"store", matching::dump_json(matching_->local_items(), scheduler_.now())}};
+    return node::dump_json(*core_, *services_, scheduler_.now());
+}
+
+void Node::handle(const std::shared_ptr<Session>& session, ClientRequest request, Reply reply) {
+    commands_->handle(session, std::move(request), std::move(reply));
 }
 
 void Node::session_closed(const std::shared_ptr<Session>& session) {
-    if (!session->user) {
-        return;
-    }
-    auto found = sessions_.find(*session->user);
-    if (found != sessions_.end() && found->second.lock() == session) {
-        sessions_.erase(found);
-        tickets_->disconnect_user(*session->user);
-        ticket_types_->forget(*session->user);
-        const UserId& user = *session->user;  // its entries are adjacent, by their key
-        ticket_starts_.erase(
-            ticket_starts_.lower_bound({user, ticket::TicketType{0}}),
-            ticket_starts_.upper_bound({user, std::numeric_limits<ticket::TicketType>::max()}));
-        log_->debug("session: user {} disconnected", session->user->str());
-    }
+    commands_->session_closed(session);
 }
 
 }  // namespace matchmesh::node

@@ -29,6 +29,7 @@
 #include "mesh/asio/tcp_transport.hpp"
 #include "mesh/mesh_core.hpp"
 #include "node/admission.hpp"
+#include "node/client_commands.hpp"
 #include "node/client_server.hpp"
 #include "node/metrics.hpp"
 #include "node/services.hpp"
@@ -90,14 +91,6 @@ private:
     void probe_lag();
     [[nodiscard]] Load load() const;
 
-    // commands.cpp
-    void handle_store(const std::shared_ptr<Session>& session, ClientRequest& request,
-                      Reply& reply);
-    void handle_hello(const std::shared_ptr<Session>& session, HelloCommand& hello,
-                      std::uint64_t id, ClientReply& answer);
-    void handle_ticket(const UserId& user, ClientRequest& request, Reply& reply);
-    void start_ticket(const UserId& user, StartTicketCommand& command, std::uint64_t id,
-                      Reply& reply);
 
     config::Config config_;
     std::shared_ptr<spdlog::logger> log_;
@@ -111,12 +104,10 @@ private:
     // Its parts, for short.
     matching::MatchingService* matching_ = nullptr;
     ticket::TicketService* tickets_ = nullptr;
-    ConfiguredTicketTypes* ticket_types_ = nullptr;
+    std::unique_ptr<ClientCommands> commands_;
     std::unique_ptr<ClientServer> clients_;
     std::unique_ptr<Metrics> metrics_;
     asio::signal_set signals_;
-    std::unordered_map<UserId, std::weak_ptr<Session>> sessions_;  // by the user they speak for
-    std::map<std::pair<UserId, ticket::TicketType>, Time> ticket_starts_;  // for time to match
     std::vector<std::function<void(const UserId&, const ticket::PushMessage&)>> push_observers_;
     std::string mesh_address_;
     std::string client_address_;
@@ -125,7 +116,6 @@ private:
     Admission admission_;
     mesh::TimerId lag_timer_ = 0;
     Time lag_probe_due_{};
-    bool draining_ = false;
     Duration drain_limit_{3000};
 };
 

@@ -25,6 +25,7 @@
 #include "matching/service.hpp"
 #include "mesh/frame.hpp"
 #include "mesh/sim/sim_world.hpp"
+#include "node/client_commands.hpp"
 #include "node/client_protocol.hpp"
 #include "node/services.hpp"
 #include "ticket/service.hpp"
@@ -48,6 +49,11 @@ constexpr const char* cluster_config = R"({
         "ticketDurationSeconds": 15, "searchIntervalMs": 100, "searchTries": 2}}})";
 
 constexpr std::size_t sessions_count = 4;
+
+std::shared_ptr<spdlog::logger> quiet_log() {
+    static const auto log = std::make_shared<spdlog::logger>("fuzz");  // no sinks: says nothing
+    return log;
+}
 
 [[noreturn]] void broken(const std::string& rule) {
     std::fprintf(stderr, "broken: %s\n", rule.c_str());
@@ -82,9 +88,15 @@ private:
     std::map<std::pair<TicketId, UserId>, int> terminal_;
 };
 
-struct Session {
+struct Player {
     std::size_t node = 0;
-    std::optional<UserId> user;
+    std::shared_ptr<node::Session> session;
+};
+
+// One simulated node: its services and its command semantics.
+struct Node {
+    std::unique_ptr<node::NodeServices> services;
+    std::unique_ptr<node::ClientCommands> commands;
 };
 
 class Cluster {
@@ -97,14 +109,16 @@ public:
             broken("the simulated cluster did not form");
         }
         for (std::size_t i = 0; i < sessions_count; ++i) {
-            sessions_[i].node = i / 2;
+            players_[i].node = i / 2;
+            players_[i].session = std::make_shared<node::Session>();
+            players_[i].session->id = i;
         }
     }
 
     void apply(node::ClientRequest request) {
-        Session& session = sessions_[request.id % sessions_count];
-        node::NodeServices& at = *nodes_.at(name(session.node));
-        std::visit([&](auto& command) { apply(session, at, command); }, request.command);
+        Player& player = players_[request.id % sessions_count];
+        nodes_.at(name(player.node)).commands->handle(player.session, std::move(request),
+                                                      [](const node::ClientReply&) {});
         world_.run_for(Duration(static_cast<std::int64_t>((request.id >> 2) % 64) * 10));
         check_rooms();
     }
@@ -113,8 +127,8 @@ public:
     void close_all() {
         world_.run_for(Duration(20000));
         check_rooms();
-        for (Session& session : sessions_) {
-            close(session);
+        for (Player& player : players_) {
+            close(player.session, "the test ends");
         }
         world_.run_for(Duration(60000));
         if (std::getenv("MATCHMESH_FUZZ_VERBOSE") != nullptr) {
@@ -124,8 +138,8 @@ public:
             }
             std::fprintf(stderr, "pushes by kind:%s\n", kinds.c_str());
         }
-        for (const auto& [id, services] : nodes_) {
-            const auto& tickets = services->tickets();
+        for (const auto& [id, at] : nodes_) {
+            const auto& tickets = at.services->tickets();
             if (tickets.ticket_count() + tickets.participation_count() + tickets.room_count() +
                     tickets.user_count() >
                 0) {
@@ -149,38 +163,48 @@ private:
         return options;
     }
 
-    // The node's own wiring, with a fixed seed.
-    void wire(mesh::sim::SimNode& node) {
+    // The node's own wiring and command semantics, with a fixed seed and the virtual clock.
+    void wire(mesh::sim::SimNode& sim) {
+        Node& at = nodes_[sim.id()];
         node::ServiceHooks hooks;
-        hooks.on_superseded = [this, id = node.id()](const UserId& user) {
-            for (Session& session : sessions_) {
-                if (name(session.node) == id && session.user == user) {
-                    close(session);
-                }
-            }
-        };
+        hooks.on_superseded = [&at](const UserId& user) { at.commands->superseded(user); };
         hooks.seed = 1;
-        auto services = node::NodeServices::create(the_config(), node.network(), node.scheduler(),
+        auto services = node::NodeServices::create(the_config(), sim.network(), sim.scheduler(),
                                                    ledger_, std::move(hooks));
         if (!services) {
             broken("the node's services cannot be built: " + services.error());
         }
-        nodes_[node.id()] = std::move(*services);
+        at.services = std::move(*services);
+        node::CommandHooks command_hooks;
+        command_hooks.unix_ms = [&scheduler = sim.scheduler()] {
+            return static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::milliseconds>(
+                    scheduler.now().time_since_epoch())
+                    .count());
+        };
+        command_hooks.close_session = [this](const std::shared_ptr<node::Session>& session,
+                                             std::string_view reason) { close(session, reason); };
+        at.commands = std::make_unique<node::ClientCommands>(
+            the_config(), *at.services, sim.network(), sim.scheduler(), quiet_log(),
+            std::move(command_hooks));
     }
 
-    void close(Session& session) {
-        if (session.user) {
-            node::NodeServices& at = *nodes_.at(name(session.node));
-            at.tickets().disconnect_user(*session.user);
-            at.types().forget(*session.user);
-            session.user.reset();
+    // A connection ends: its node hears of it once, and the player connects anew.
+    void close(const std::shared_ptr<node::Session>& session, std::string_view) {
+        for (Player& player : players_) {
+            if (player.session == session) {
+                auto ended = player.session;
+                player.session = std::make_shared<node::Session>();
+                player.session->id = ended->id + sessions_count;
+                nodes_.at(name(player.node)).commands->session_closed(ended);
+            }
         }
     }
 
     void check_rooms() {
         std::map<std::pair<UserId, ticket::TicketType>, std::set<TicketId>> rooms_of;
-        for (const auto& [id, services] : nodes_) {
-            for (const auto& [room_id, room] : services->tickets().rooms()) {
+        for (const auto& [id, at] : nodes_) {
+            for (const auto& [room_id, room] : at.services->tickets().rooms()) {
                 if (room.members.size() > room.max_members) {
                     broken(fmt::format("room {} holds {} members, more than {}", room_id.str(),
                                        room.members.size(), room.max_members));
@@ -200,131 +224,10 @@ private:
         }
     }
 
-    // What the node does with each command, for a player's session (the store commands are
-    // open, as on a cluster without tokens).
-    void apply(Session& session, node::NodeServices& at, node::HelloCommand& hello) {
-        if (hello.user.empty() || session.user) {
-            return;
-        }
-        for (Session& other : sessions_) {
-            if (&other != &session && other.node == session.node && other.user == hello.user) {
-                close(other);
-            }
-        }
-        session.user = hello.user;
-        at.tickets().connect_user(ticket::User{hello.user, "s", name(session.node),
-                                               std::move(hello.data),
-                                               static_cast<std::uint64_t>(++epoch_)});
-    }
-
-    void apply(Session& session, node::NodeServices& at, node::StartTicketCommand& start) {
-        if (!session.user || at.types().find(start.ticket_type) == nullptr ||
-            !at.types().check_values(start.ticket_type, start.values)) {
-            return;
-        }
-        matching::ValueMap values;
-        for (const auto& [name, value] : start.values) {
-            values.emplace(name, value);
-        }
-        at.tickets().set_user_data(*session.user, values);
-        at.types().set_application_data(*session.user, start.ticket_type,
-                                        std::move(start.application_data));
-        at.tickets().start_ticket(start.ticket_type, *session.user, std::move(start.party),
-                                  [](ticket::Result<void>) {});
-    }
-
-    void apply(Session& session, node::NodeServices& at, node::TicketCommand& command) {
-        if (!session.user) {
-            return;
-        }
-        const UserId& user = *session.user;
-        auto& tickets = at.tickets();
-        switch (command.action) {
-            case node::TicketAction::cancel:
-                (void)tickets.cancel_ticket(command.ticket_type, user);
-                break;
-            case node::TicketAction::leave:
-                tickets.leave_from_ticket_matchmaking_with_callback(command.ticket_type, user,
-                                                                    [](ticket::Result<void>) {});
-                break;
-            case node::TicketAction::mark_complete:
-                (void)tickets.mark_ticket_as_complete(command.ticket_type, user);
-                break;
-            case node::TicketAction::mark_complete_when_expire:
-                (void)tickets.mark_ticket_as_complete_when_expire(command.ticket_type, user);
-                break;
-            case node::TicketAction::start_backfill:
-                (void)tickets.start_ticket_backfill(command.ticket_type, user);
-                break;
-            case node::TicketAction::stop_backfill:
-                (void)tickets.stop_ticket_backfill(command.ticket_type, user);
-                break;
-            case node::TicketAction::members:
-                (void)tickets.get_ticket_member_ids(command.ticket_type, user);
-                break;
-        }
-    }
-
-    void apply(Session& session, node::NodeServices& at, node::KickCommand& kick) {
-        if (session.user) {
-            at.tickets().kickout_from_ticket(kick.ticket_type, *session.user, kick.target,
-                                             [](ticket::Result<void>) {});
-        }
-    }
-
-    void apply(Session& session, node::NodeServices& at, node::BroadcastCommand& broadcast) {
-        if (session.user) {
-            (void)at.tickets().ticket_broadcast(broadcast.ticket_type, *session.user, broadcast.ver,
-                                                broadcast.cmd, std::move(broadcast.message));
-        }
-    }
-
-    void apply(Session& session, node::NodeServices& at, node::SetPropertiesCommand& set) {
-        if (session.user) {
-            (void)at.tickets().set_ticket_properties(set.ticket_type, *session.user, set.values);
-        }
-    }
-
-    void apply(Session& session, node::NodeServices& at, node::GetPropertiesCommand& get) {
-        if (session.user) {
-            (void)at.tickets().get_ticket_properties(get.ticket_type, *session.user, get.keys);
-        }
-    }
-
-    void apply(Session& session, node::NodeServices& at, node::AcceptPartyCommand& accept) {
-        if (session.user) {
-            at.tickets().accept_party(accept.ticket_type, *session.user, std::move(accept.owner));
-        }
-    }
-
-    void apply(Session&, node::NodeServices& at, node::AddCommand& add) {
-        (void)at.store().add(add.profile_id, add.unique_id, add.tag, add.properties,
-                             std::move(add.value), add.ttl);
-    }
-
-    void apply(Session&, node::NodeServices& at, node::SearchCommand& search) {
-        (void)at.store().search(search.profile_ids, search.tag, search.properties, search.limit,
-                                [](matching::SearchOutcome) {});
-    }
-
-    void apply(Session&, node::NodeServices& at, node::RangeSearchCommand& search) {
-        (void)at.store().search_with_range_with_tags(search.profile_ids, search.tags,
-                                                     search.properties, search.limit,
-                                                     [](matching::SearchOutcome) {});
-    }
-
-    void apply(Session&, node::NodeServices& at, node::RemoveCommand& remove) {
-        (void)at.store().remove(remove.profile_id, remove.unique_ids);
-    }
-
-    void apply(Session&, node::NodeServices&, node::MembersCommand&) {}
-    void apply(Session&, node::NodeServices&, node::DumpCommand&) {}
-
     mesh::sim::SimWorld world_;
     Ledger ledger_;
-    std::map<NodeId, std::unique_ptr<node::NodeServices>> nodes_;
-    std::array<Session, sessions_count> sessions_;
-    std::int64_t epoch_ = 0;
+    std::map<NodeId, Node> nodes_;
+    std::array<Player, sessions_count> players_;
 };
 
 }  // namespace

@@ -47,6 +47,7 @@ while IFS= read -r file; do
     echo "layering: $file includes Asio outside mesh/asio and node's shell"
     status=1
 done < <(grep -rl --include='*.hpp' --include='*.cpp' '#include <asio' mesh matching ticket config \
-    node/client_protocol.* node/services.* node/ticket_types.* | grep -v '^mesh/asio/' || true)
+    node/admission.* node/client_commands.* node/client_protocol.* node/services.* node/session.* \
+    node/state_dump.* node/ticket_types.* node/token.* | grep -v '^mesh/asio/' || true)
 [ $status -eq 0 ] && echo "layering: every include follows the module direction"
 exit $status

@@ -1,0 +1,42 @@
+#pragma once
+// Session: one client connection as the node's command semantics see it: who it speaks for
+// (after hello), whether it is an operator's, and its command budget. ClientHandler: what the
+// client port hands each request to. No sockets here: the client port (the shell) owns the
+// connection, and the simulation and the fuzz targets make sessions of their own.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "node/client_protocol.hpp"
+
+namespace matchmesh::node {
+
+// One client connection: who it speaks for (after hello), and its command budget.
+struct Session {
+    std::uint64_t id = 0;
+    std::optional<UserId> user;
+    bool admin = false;  // said hello with an operator's token (store commands, members, dump)
+    std::string remote;
+    double budget = 0;  // commands it may send now (a token bucket)
+    std::chrono::steady_clock::time_point refilled;
+
+    // A command that costs as much as several: its later commands wait for the bucket to refill.
+    void charge(double commands) { budget -= commands; }
+};
+
+class ClientHandler {
+public:
+    using Reply = std::function<void(ClientReply)>;
+    virtual ~ClientHandler() = default;
+    // Handles one request; `reply` is called once, now or later, on the loop thread.
+    virtual void handle(const std::shared_ptr<Session>& session, ClientRequest request,
+                        Reply reply) = 0;
+    // The connection is gone (closed by either side).
+    virtual void session_closed(const std::shared_ptr<Session>& session) = 0;
+};
+
+}  // namespace matchmesh::node
