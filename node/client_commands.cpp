@@ -161,9 +161,9 @@ void ClientCommands::hello(const std::shared_ptr<Session>& session, HelloCommand
             config_.cluster.token_secret, hello.user.str(), hello.token, unix_seconds(),
             static_cast<std::uint64_t>(config_.limits.token_lifetime_max_seconds));
         if (!verified) {
-            warn("hello", fmt::format("client: refused hello from {} for user {}: {}",
-                                      session->remote, mesh::printable(hello.user.str()),
-                                      verified.error()));
+            warn("hello",
+                 fmt::format("client: refused hello from {} for user {}: {}", session->remote,
+                             mesh::printable(hello.user.str()), verified.error()));
             reply(refusal(id, "invalid_token", "hello: " + verified.error()));
             return;
         }
@@ -317,9 +317,9 @@ void ClientCommands::ticket(const UserId& user, std::uint64_t id, Command& comma
     } else if (auto* kick = std::get_if<KickCommand>(&command)) {
         tickets.kickout_from_ticket(kick->ticket_type, user, kick->target, answer_later(id, reply));
     } else if (auto* broadcast = std::get_if<BroadcastCommand>(&command)) {
-        reply(answer_now(id, tickets.ticket_broadcast(broadcast->ticket_type, user, broadcast->ver,
-                                                      broadcast->cmd,
-                                                      std::move(broadcast->message))));
+        reply(answer_now(id,
+                         tickets.ticket_broadcast(broadcast->ticket_type, user, broadcast->ver,
+                                                  broadcast->cmd, std::move(broadcast->message))));
     } else if (auto* set = std::get_if<SetPropertiesCommand>(&command)) {
         reply(answer_now(id, tickets.set_ticket_properties(set->ticket_type, user, set->values)));
     } else if (auto* get = std::get_if<GetPropertiesCommand>(&command)) {
@@ -335,9 +335,7 @@ void ClientCommands::ticket_action(const UserId& user, std::uint64_t id,
     ticket::TicketService& tickets = services_.tickets();
     const ticket::TicketType type = command.ticket_type;
     switch (command.action) {
-        case TicketAction::cancel:
-            reply(answer_now(id, tickets.cancel_ticket(type, user)));
-            break;
+        case TicketAction::cancel: reply(answer_now(id, tickets.cancel_ticket(type, user))); break;
         case TicketAction::leave:
             tickets.leave_from_ticket_matchmaking_with_callback(type, user,
                                                                 answer_later(id, reply));
@@ -365,8 +363,8 @@ void ClientCommands::ticket_action(const UserId& user, std::uint64_t id,
     }
 }
 
-void ClientCommands::start_ticket(const UserId& user, StartTicketCommand& command,
-                                  std::uint64_t id, const Reply& reply) {
+void ClientCommands::start_ticket(const UserId& user, StartTicketCommand& command, std::uint64_t id,
+                                  const Reply& reply) {
     const ticket::TicketType type = command.ticket_type;
     ConfiguredTicketTypes& types = services_.types();
     if (draining_) {

@@ -61,66 +61,80 @@ std::expected<std::unique_ptr<Metrics>, std::string> Metrics::create(const std::
     const auto colon = listen.rfind(':');
     metrics->address_ =
         fmt::format("{}:{}", listen.substr(0, colon), ports.empty() ? 0 : ports.front());
-    auto& registry = *(metrics->registry_ = std::make_shared<prometheus::Registry>());
+    metrics->registry_ = std::make_shared<prometheus::Registry>();
+    metrics->register_tickets(*metrics->registry_);
+    metrics->register_node(*metrics->registry_);
+    metrics->register_mesh(*metrics->registry_);
+    metrics->exposer_->RegisterCollectable(metrics->registry_);
+    return metrics;
+}
+
+void Metrics::register_tickets(prometheus::Registry& registry) {
     auto& tickets = prometheus::BuildCounter()
                         .Name("matchmesh_tickets_total")
                         .Help("Tickets owned by this node, by how they ended (or started)")
                         .Register(registry);
-    metrics->started_ = &tickets.Add({{"event", "started"}});
-    metrics->completed_ = &tickets.Add({{"event", "completed"}});
-    metrics->timed_out_ = &tickets.Add({{"event", "timed_out"}});
-    metrics->canceled_ = &tickets.Add({{"event", "canceled"}});
+    started_ = &tickets.Add({{"event", "started"}});
+    completed_ = &tickets.Add({{"event", "completed"}});
+    timed_out_ = &tickets.Add({{"event", "timed_out"}});
+    canceled_ = &tickets.Add({{"event", "canceled"}});
     auto& phases = prometheus::BuildGauge()
                        .Name("matchmesh_tickets")
                        .Help("Tickets in progress on this node, by phase")
                        .Register(registry);
-    metrics->searching_ = &phases.Add({{"phase", "searching"}});
-    metrics->waiting_ = &phases.Add({{"phase", "waiting"}});
-    metrics->searches_ = &prometheus::BuildCounter()
-                              .Name("matchmesh_searches_total")
-                              .Help("Searches run by this node's tickets")
-                              .Register(registry)
-                              .Add({});
+    searching_ = &phases.Add({{"phase", "searching"}});
+    waiting_ = &phases.Add({{"phase", "waiting"}});
+    searches_ = &prometheus::BuildCounter()
+                     .Name("matchmesh_searches_total")
+                     .Help("Searches run by this node's tickets")
+                     .Register(registry)
+                     .Add({});
     auto& joins = prometheus::BuildCounter()
                       .Name("matchmesh_joins_total")
                       .Help("Join requests answered by this node's rooms")
                       .Register(registry);
-    metrics->joins_accepted_ = &joins.Add({{"result", "accepted"}});
-    metrics->joins_refused_ = &joins.Add({{"result", "refused"}});
-    metrics->items_ = &prometheus::BuildGauge()
-                           .Name("matchmesh_store_items")
-                           .Help("Search items stored on this node")
-                           .Register(registry)
-                           .Add({});
-    metrics->members_ = &prometheus::BuildGauge()
-                             .Name("matchmesh_members_alive")
-                             .Help("Live cluster members, this node included")
-                             .Register(registry)
-                             .Add({});
-    metrics->sessions_ = &prometheus::BuildGauge()
-                              .Name("matchmesh_client_sessions")
-                              .Help("Client connections")
-                              .Register(registry)
-                              .Add({});
-    auto& memory = prometheus::BuildGauge()
-                       .Name("matchmesh_resident_bytes")
-                       .Help("Resident memory of the node process")
-                       .Register(registry);
-    metrics->resident_ = &memory.Add({{"kind", "current"}});
-    metrics->peak_resident_ = &memory.Add({{"kind", "peak"}});
-    metrics->cpu_ = &prometheus::BuildGauge()
-                         .Name("matchmesh_cpu_seconds")
-                         .Help("CPU time used by the node process, user and system")
-                         .Register(registry)
-                         .Add({});
-    metrics->time_to_match_ =
+    joins_accepted_ = &joins.Add({{"result", "accepted"}});
+    joins_refused_ = &joins.Add({{"result", "refused"}});
+    time_to_match_ =
         &prometheus::BuildHistogram()
              .Name("matchmesh_time_to_match_seconds")
              .Help("From a ticket's start to its 220, for tickets owned here")
              .Register(registry)
              .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                               0.5, 1, 2.5, 5, 10, 30});
-    metrics->round_trip_ =
+}
+
+void Metrics::register_node(prometheus::Registry& registry) {
+    items_ = &prometheus::BuildGauge()
+                  .Name("matchmesh_store_items")
+                  .Help("Search items stored on this node")
+                  .Register(registry)
+                  .Add({});
+    members_ = &prometheus::BuildGauge()
+                    .Name("matchmesh_members_alive")
+                    .Help("Live cluster members, this node included")
+                    .Register(registry)
+                    .Add({});
+    sessions_ = &prometheus::BuildGauge()
+                     .Name("matchmesh_client_sessions")
+                     .Help("Client connections")
+                     .Register(registry)
+                     .Add({});
+    auto& memory = prometheus::BuildGauge()
+                       .Name("matchmesh_resident_bytes")
+                       .Help("Resident memory of the node process")
+                       .Register(registry);
+    resident_ = &memory.Add({{"kind", "current"}});
+    peak_resident_ = &memory.Add({{"kind", "peak"}});
+    cpu_ = &prometheus::BuildGauge()
+                .Name("matchmesh_cpu_seconds")
+                .Help("CPU time used by the node process, user and system")
+                .Register(registry)
+                .Add({});
+}
+
+void Metrics::register_mesh(prometheus::Registry& registry) {
+    round_trip_ =
         &prometheus::BuildHistogram()
              .Name("matchmesh_mesh_round_trip_seconds")
              .Help("Requests to other nodes, from sending to the answer")
@@ -131,25 +145,22 @@ std::expected<std::unique_ptr<Metrics>, std::string> Metrics::create(const std::
                        .Name("matchmesh_mesh_frames_total")
                        .Help("Frames between this node and the other nodes, by direction")
                        .Register(registry);
-    metrics->mesh_frames_in_ = &frames.Add({{"direction", "in"}});
-    metrics->mesh_frames_out_ = &frames.Add({{"direction", "out"}});
-    metrics->rejected_ = &prometheus::BuildCounter()
-                              .Name("matchmesh_frames_rejected_total")
-                              .Help("Frames that closed their connection, by reason")
-                              .Register(registry);
-    metrics->refused_overloaded_ =
-        &prometheus::BuildCounter()
-             .Name("matchmesh_tickets_refused_overloaded_total")
-             .Help("Ticket starts refused because the node was past its capacity")
-             .Register(registry)
-             .Add({});
-    metrics->loop_lag_ = &prometheus::BuildGauge()
-                              .Name("matchmesh_loop_lag_seconds")
-                              .Help("How late the event loop runs its timers, smoothed")
-                              .Register(registry)
-                              .Add({});
-    metrics->exposer_->RegisterCollectable(metrics->registry_);
-    return metrics;
+    mesh_frames_in_ = &frames.Add({{"direction", "in"}});
+    mesh_frames_out_ = &frames.Add({{"direction", "out"}});
+    rejected_ = &prometheus::BuildCounter()
+                     .Name("matchmesh_frames_rejected_total")
+                     .Help("Frames that closed their connection, by reason")
+                     .Register(registry);
+    refused_overloaded_ = &prometheus::BuildCounter()
+                               .Name("matchmesh_tickets_refused_overloaded_total")
+                               .Help("Ticket starts refused because the node was past its capacity")
+                               .Register(registry)
+                               .Add({});
+    loop_lag_ = &prometheus::BuildGauge()
+                     .Name("matchmesh_loop_lag_seconds")
+                     .Help("How late the event loop runs its timers, smoothed")
+                     .Register(registry)
+                     .Add({});
 }
 
 Metrics::~Metrics() = default;

@@ -64,6 +64,9 @@ public:
 
 private:
     Metrics() = default;
+    void register_tickets(prometheus::Registry& registry);
+    void register_node(prometheus::Registry& registry);
+    void register_mesh(prometheus::Registry& registry);
     void advance(prometheus::Counter& counter, std::uint64_t& seen, std::uint64_t now);
 
     std::shared_ptr<prometheus::Registry> registry_;

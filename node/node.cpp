@@ -10,8 +10,8 @@
 #include <asio/post.hpp>
 #include <nlohmann/json.hpp>
 
-#include "node/state_dump.hpp"
 #include "mesh/text.hpp"
+#include "node/state_dump.hpp"
 
 namespace matchmesh::node {
 namespace {
@@ -115,8 +115,6 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
         return std::unexpected(mesh_endpoint.error());
     }
     mesh_address_ = address_text(*mesh_endpoint);
-    const std::string advertise =
-        config.node.mesh_advertise.empty() ? mesh_address_ : config.node.mesh_advertise;
     if (!config.node.admin_listen.empty()) {
         auto metrics = Metrics::create(config.node.admin_listen);
         if (!metrics) {
@@ -124,7 +122,24 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
         }
         metrics_ = std::move(*metrics);
     }
+    start_mesh(config);
+    if (auto built = start_services(config); !built) {
+        return built;
+    }
+    if (auto listening = start_client_port(config); !listening) {
+        return listening;
+    }
+    core_->start();
+    transport_.start(*core_, config.cluster.seeds);
+    clients_->start();
+    wait_for_signal();
+    every_second();
+    lag_probe_due_ = scheduler_.now() + lag_probe_interval;
+    lag_timer_ = scheduler_.run_after(lag_probe_interval, [this] { probe_lag(); });
+    return {};
+}
 
+void Node::start_mesh(const config::Config& config) {
     mesh::MeshOptions mesh_options;
     mesh_options.membership.heartbeat_interval = Duration(config.cluster.heartbeat_interval_ms);
     mesh_options.membership.dead_after = Duration(config.cluster.dead_after_ms);
@@ -141,11 +156,17 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
             metrics_->observe_mesh_round_trip(seconds);
         }
     };
+    const std::string advertise =
+        config.node.mesh_advertise.empty() ? mesh_address_ : config.node.mesh_advertise;
     const mesh::MemberInfo self{NodeId(config.node.id), advertise, config.node.node_type,
                                 wall_clock_incarnation()};
     core_ = std::make_unique<mesh::MeshCore>(self, mesh_options, scheduler_, transport_);
     core_->on_membership([this](const mesh::MembershipEvent& event) { log_membership(event); });
+}
 
+// The node's core over the mesh: its services and the client commands' semantics, with the real
+// clock, admission and the client port as their hooks.
+std::expected<void, std::string> Node::start_services(const config::Config& config) {
     ServiceHooks hooks;
     hooks.on_store_warning = [this](const std::string& text) {
         throttle_.warn(*log_, "matching", "matching: {}", mesh::printable(text, 1024));
@@ -161,10 +182,9 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     tickets_ = &services_->tickets();
     CommandHooks command_hooks;
     command_hooks.unix_ms = [] {
-        return static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::system_clock::now().time_since_epoch())
-                .count());
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count());
     };
     command_hooks.admit = [this] { return admission_.admit(load()); };
     command_hooks.close_session = [this](const std::shared_ptr<Session>& session,
@@ -176,7 +196,10 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     };
     commands_ = std::make_unique<ClientCommands>(config_, *services_, *core_, scheduler_, log_,
                                                  std::move(command_hooks));
+    return {};
+}
 
+std::expected<void, std::string> Node::start_client_port(const config::Config& config) {
     ClientServerOptions client_options;
     client_options.listen = config.node.client_listen;
     client_options.frame_bytes_max = config.limits.max_client_frame_bytes;
@@ -195,14 +218,6 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
             "node: no cluster.tokenSecret: clients are not authenticated (any user ID is "
             "accepted)");
     }
-
-    core_->start();
-    transport_.start(*core_, config.cluster.seeds);
-    clients_->start();
-    wait_for_signal();
-    every_second();
-    lag_probe_due_ = scheduler_.now() + lag_probe_interval;
-    lag_timer_ = scheduler_.run_after(lag_probe_interval, [this] { probe_lag(); });
     return {};
 }
 

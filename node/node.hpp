@@ -83,6 +83,9 @@ public:
 private:
     Node(const config::Config& config, std::shared_ptr<spdlog::logger> log, Tls tls);
     [[nodiscard]] std::expected<void, std::string> start(const config::Config& config);
+    void start_mesh(const config::Config& config);
+    [[nodiscard]] std::expected<void, std::string> start_services(const config::Config& config);
+    [[nodiscard]] std::expected<void, std::string> start_client_port(const config::Config& config);
     void wait_for_signal();
     void finish_shutdown(Time deadline);
     void log_membership(const mesh::MembershipEvent& event);
@@ -90,7 +93,6 @@ private:
     [[nodiscard]] MetricsSnapshot snapshot() const;
     void probe_lag();
     [[nodiscard]] Load load() const;
-
 
     config::Config config_;
     std::shared_ptr<spdlog::logger> log_;

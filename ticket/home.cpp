@@ -96,31 +96,7 @@ void TicketService::receive_push(const PushEnvelope& push) {
             return;
         case WireKind::success:
         case WireKind::timeout:
-        case WireKind::cancel: {
-            if (participation.completed) {
-                ++counters_.pushes_dropped;  // already ended; this is a repeat
-                return;
-            }
-            deliver_locally(push);
-            if (push.kind == WireKind::success) {
-                participation.completed = true;
-                participation.room_id = push.room_id;
-                participation.room_node =
-                    node_of(push.room_id.str()).value_or(participation.room_node);
-                return;
-            }
-            participations_.erase(found);
-            const Callbacks* handlers = callbacks(push.ticket_type);
-            if (handlers != nullptr && push.user != push.room_owner) {
-                const User* user = local_user(push.user);
-                if (push.kind == WireKind::timeout && handlers->on_matched_ticket_timeout) {
-                    handlers->on_matched_ticket_timeout(push.room_owner, user);
-                } else if (push.kind == WireKind::cancel && handlers->on_matched_ticket_canceled) {
-                    handlers->on_matched_ticket_canceled(push.room_owner, user);
-                }
-            }
-            return;
-        }
+        case WireKind::cancel: receive_end(push, found); return;
         case WireKind::room_closed:
             // Only the room it completed in: a room it was taken into while its node was cut off
             // (the join's answer lost, the ticket gone on to another room) closes without it.
@@ -133,16 +109,51 @@ void TicketService::receive_push(const PushEnvelope& push) {
         case WireKind::broadcast:
         case WireKind::announce:
         case WireKind::failure:
-            if (!seen_pushes_.insert(push.push_id).second) {
-                return;
+            if (first_sight(push.push_id)) {
+                deliver_locally(push);
             }
-            seen_order_.emplace_back(scheduler_.now(), push.push_id);
-            if (seen_order_.size() > seen_pushes_max) {
-                seen_pushes_.erase(seen_order_.front().second);
-                seen_order_.pop_front();
-            }
-            deliver_locally(push);
             return;
+    }
+}
+
+// A push that may arrive more than once (a retried delivery): whether this is its first.
+bool TicketService::first_sight(const std::string& push_id) {
+    if (!seen_pushes_.insert(push_id).second) {
+        return false;
+    }
+    seen_order_.emplace_back(scheduler_.now(), push_id);
+    if (seen_order_.size() > seen_pushes_max) {
+        seen_pushes_.erase(seen_order_.front().second);
+        seen_order_.pop_front();
+    }
+    return true;
+}
+
+// A ticket's end, heard at its member's home: delivered once; a success keeps the participation
+// (the room may still close, broadcast or take late joiners), the others end it and tell the game.
+void TicketService::receive_end(const PushEnvelope& push,
+                                std::map<Key, Participation>::iterator found) {
+    Participation& participation = found->second;
+    if (participation.completed) {
+        ++counters_.pushes_dropped;  // already ended; this is a repeat
+        return;
+    }
+    deliver_locally(push);
+    if (push.kind == WireKind::success) {
+        participation.completed = true;
+        participation.room_id = push.room_id;
+        participation.room_node = node_of(push.room_id.str()).value_or(participation.room_node);
+        return;
+    }
+    participations_.erase(found);
+    const Callbacks* handlers = callbacks(push.ticket_type);
+    if (handlers != nullptr && push.user != push.room_owner) {
+        const User* user = local_user(push.user);
+        if (push.kind == WireKind::timeout && handlers->on_matched_ticket_timeout) {
+            handlers->on_matched_ticket_timeout(push.room_owner, user);
+        } else if (push.kind == WireKind::cancel && handlers->on_matched_ticket_canceled) {
+            handlers->on_matched_ticket_canceled(push.room_owner, user);
+        }
     }
 }
 

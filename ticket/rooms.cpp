@@ -108,26 +108,54 @@ void TicketService::announce(Room& room, const std::optional<Announcement>& anno
 }
 
 JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
-    auto refuse = [this](std::string reason, bool taken = true) {
+    auto refuse = [this](JoinRefusal refusal) {
         ++counters_.joins_refused;
-        return JoinReplyMessage{false, std::move(reason), taken};
+        return JoinReplyMessage{false, std::move(refusal.reason), refusal.taken};
     };
     if (accepted_attempts_.contains(join.attempt)) {
         return JoinReplyMessage{true, {}};  // a retry of a join already accepted
     }
     auto found = rooms_.find(join.room_id);
     if (found == rooms_.end()) {
-        return refuse("room not found");
+        return refuse({"room not found"});
     }
-    Room& room = found->second;
-    if (room.state == RoomState::searching && join.from_search) {
-        yield_to_crossed_join(room, join);
+    if (found->second.state == RoomState::searching && join.from_search) {
+        yield_to_crossed_join(found->second, join);
     }
+    if (auto refusal = seat_refusal(found->second, join)) {
+        return refuse(std::move(*refusal));
+    }
+    const Callbacks* handlers = callbacks(found->second.type);
+    const TicketId room_id = found->second.id;
+    if (handlers != nullptr && handlers->allow_match_if) {
+        const Room& room = found->second;
+        TicketProperties properties{owner_holder(room), {{join.party.front()->id, join.holder}}};
+        if (!handlers->allow_match_if(properties, local_user(room.owner),
+                                      join.party.front().get())) {
+            return refuse({"the owner's rules do not allow this match", false});
+        }
+        found = rooms_.find(room_id);  // the callback may have changed anything
+        if (found == rooms_.end() || (found->second.state != RoomState::waiting &&
+                                      found->second.state != RoomState::backfill)) {
+            return refuse({"the room closed"});
+        }
+    }
+    seat(found->second, join);
+    if (found->second.state == RoomState::backfill) {
+        complete_late_joiner(room_id, join);
+    } else {
+        after_join(room_id, join);
+    }
+    return JoinReplyMessage{true, {}};
+}
+
+std::optional<TicketService::JoinRefusal> TicketService::seat_refusal(const Room& room,
+                                                                      const JoinMessage& join) {
     if (room.state != RoomState::waiting && room.state != RoomState::backfill) {
-        return refuse("the room is not waiting for members");
+        return JoinRefusal{"the room is not waiting for members"};
     }
     if (room.type != join.ticket_type) {
-        return refuse("another ticket type", false);
+        return JoinRefusal{"another ticket type", false};
     }
     const Time now = scheduler_.now();
     std::size_t taken = seats_taken(room, now);
@@ -139,75 +167,79 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         const bool member = std::any_of(room.members.begin(), room.members.end(),
                                         [&](const Member& m) { return m.user->id == user->id; });
         if (member) {
-            return refuse("already a member", false);
+            return JoinRefusal{"already a member", false};
         }
     }
     if (taken + join.party.size() > room.max_members) {
-        return refuse("the room is full");
+        return JoinRefusal{"the room is full"};
     }
-    const Callbacks* handlers = callbacks(room.type);
-    const TicketId room_id = room.id;
-    const UserId owner_id = room.owner;
-    if (handlers != nullptr && handlers->allow_match_if) {
-        TicketProperties properties{owner_holder(room), {{join.party.front()->id, join.holder}}};
-        if (!handlers->allow_match_if(properties, local_user(owner_id), join.party.front().get())) {
-            return refuse("the owner's rules do not allow this match", false);
-        }
-        found = rooms_.find(room_id);  // the callback may have changed anything
-        if (found == rooms_.end() || (found->second.state != RoomState::waiting &&
-                                      found->second.state != RoomState::backfill)) {
-            return refuse("the room closed");
-        }
-    }
-    Room& accepting = found->second;
+    return std::nullopt;
+}
+
+// The party takes its seats; members whose home did not send the join are told where they are,
+// and a waiting room's ticket gets its extension on a join.
+void TicketService::seat(Room& room, const JoinMessage& join) {
     for (const SharedUser& user : join.party) {
-        accepting.edit_extras().reservations.erase(user->id);
-        accepting.members.push_back(Member{user, join.ticket_id});
+        room.edit_extras().reservations.erase(user->id);
+        room.members.push_back(Member{user, join.ticket_id});
     }
-    accepting.edit_extras().ticket_properties.candidates[join.party.front()->id] = join.holder;
-    accepted_attempts_[join.attempt] = now + options_.matched_memory;
+    room.edit_extras().ticket_properties.candidates[join.party.front()->id] = join.holder;
+    accepted_attempts_[join.attempt] = scheduler_.now() + options_.matched_memory;
     ++counters_.joins_accepted;
-    // Members at the node that sent the join learn where they are from its answer; members
-    // whose home is elsewhere are told.
+    // Members at the node that sent the join learn where they are from its answer.
     const std::optional<NodeId> joined_from = node_of(join.ticket_id.str());
-    for (const Member& member : accepting.members) {
+    for (const Member& member : room.members) {
         if (member.ticket_id == join.ticket_id && member.user->home != joined_from) {
-            push_to_member(accepting, member, WireKind::placed, 0, 0, {});
+            push_to_member(room, member, WireKind::placed, 0, 0, {});
         }
     }
-    const bool backfill = accepting.state == RoomState::backfill;
-    const TicketId live = accepting.live_ticket;
-    if (auto ticket = tickets_.find(live); ticket != tickets_.end() && !backfill) {
+    if (auto ticket = tickets_.find(room.live_ticket);
+        ticket != tickets_.end() && room.state != RoomState::backfill) {
         const auto extension = ticket->second.params.timeout_extension_on_match_join;
         if (extension.count() > 0) {
             ticket->second.deadline += extension;
             arm(ticket->second);
         }
     }
-    if (backfill) {  // the room already completed: a late joiner completes at once
-        Bytes message;
-        if (handlers != nullptr && handlers->on_ticket_complete) {
-            message = handlers->on_ticket_complete(accepting.extras().ticket_properties,
-                                                   local_user(owner_id));
-        }
-        if (auto again = rooms_.find(room_id); again != rooms_.end()) {
-            for (const Member& member : again->second.members) {
-                if (member.ticket_id == join.ticket_id) {
-                    push_to_member(again->second, member, WireKind::success, push_ver, push_success,
-                                   message);
-                }
-            }
-            if (again->second.members.size() >= again->second.max_members) {
-                end_ticket(live, PushKind::timeout);  // a full room ends its backfill
-            }
-        }
-        return JoinReplyMessage{true, {}};
+}
+
+// The room already completed: a late joiner completes at once, and a full room ends its backfill.
+void TicketService::complete_late_joiner(const TicketId& room_id, const JoinMessage& join) {
+    Room& room = rooms_.at(room_id);
+    const Callbacks* handlers = callbacks(room.type);
+    const TicketId live = room.live_ticket;
+    Bytes message;
+    if (handlers != nullptr && handlers->on_ticket_complete) {
+        message =
+            handlers->on_ticket_complete(room.extras().ticket_properties, local_user(room.owner));
     }
+    auto again = rooms_.find(room_id);  // the callback may have changed anything
+    if (again == rooms_.end()) {
+        return;
+    }
+    for (const Member& member : again->second.members) {
+        if (member.ticket_id == join.ticket_id) {
+            push_to_member(again->second, member, WireKind::success, push_ver, push_success,
+                           message);
+        }
+    }
+    if (again->second.members.size() >= again->second.max_members) {
+        end_ticket(live, PushKind::timeout);
+    }
+}
+
+// A waiting room took a party: the game's callbacks hear of it, and a full room (or one the game
+// says is matched) completes.
+void TicketService::after_join(const TicketId& room_id, const JoinMessage& join) {
+    Room& room = rooms_.at(room_id);
+    const Callbacks* handlers = callbacks(room.type);
+    const TicketId live = room.live_ticket;
+    const UserId owner_id = room.owner;
     const User* joined = join.party.front().get();
-    const std::vector<UserId> members = member_ids(accepting);
-    bool complete = accepting.members.size() >= accepting.max_members;
+    const std::vector<UserId> members = member_ids(room);
+    bool complete = room.members.size() >= room.max_members;
     if (handlers != nullptr) {
-        const TicketView view = view_of(accepting, false);
+        const TicketView view = view_of(room, false);
         if (handlers->member_joined) {
             handlers->member_joined(view, joined, local_user(owner_id), members);
         }
@@ -227,7 +259,6 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         complete && again != rooms_.end() && again->second.live_ticket == live) {
         end_ticket(live, PushKind::success);
     }
-    return JoinReplyMessage{true, {}};
 }
 
 // Two waiting tickets whose wait searches found each other send each other a join at once, each

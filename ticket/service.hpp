@@ -216,6 +216,16 @@ private:
     [[nodiscard]] Room* room_of_owner(TicketType type, const UserId& owner);
     [[nodiscard]] const Room* room_of_owner(TicketType type, const UserId& owner) const;
     [[nodiscard]] JoinReplyMessage accept_join(const JoinMessage& join);
+    struct JoinRefusal {
+        std::string reason;
+        bool taken = true;  // the seats are gone (the joiner's next candidate counts it)
+    };
+    // Why this room cannot seat the join's party now, if it cannot.
+    [[nodiscard]] std::optional<JoinRefusal> seat_refusal(const Room& room,
+                                                          const JoinMessage& join);
+    void seat(Room& room, const JoinMessage& join);
+    void complete_late_joiner(const TicketId& room_id, const JoinMessage& join);
+    void after_join(const TicketId& room_id, const JoinMessage& join);
     void complete_room(Room& room);
     void close_room(const TicketId& room_id, PushKind outcome);
     void delete_room(const TicketId& room_id);
@@ -233,6 +243,9 @@ private:
     // --- home side (home.cpp): participations and deliveries ---
     void deliver(const NodeId& home, PushEnvelope push);
     void receive_push(const PushEnvelope& push);
+    void receive_end(const PushEnvelope& push,
+                     std::map<Key, Participation>::iterator participation);
+    [[nodiscard]] bool first_sight(const std::string& push_id);
     void deliver_locally(const PushEnvelope& push);
     void cancel_participation(const UserId& user, TicketType type, const char* why);
     void leave_room_of(const UserId& user, TicketType type, std::function<void(Result<void>)> done);

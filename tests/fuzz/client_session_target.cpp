@@ -117,8 +117,8 @@ public:
 
     void apply(node::ClientRequest request) {
         Player& player = players_[request.id % sessions_count];
-        nodes_.at(name(player.node)).commands->handle(player.session, std::move(request),
-                                                      [](const node::ClientReply&) {});
+        nodes_.at(name(player.node))
+            .commands->handle(player.session, std::move(request), [](const node::ClientReply&) {});
         world_.run_for(Duration(static_cast<std::int64_t>((request.id >> 2) % 64) * 10));
         check_rooms();
     }
@@ -177,16 +177,15 @@ private:
         at.services = std::move(*services);
         node::CommandHooks command_hooks;
         command_hooks.unix_ms = [&scheduler = sim.scheduler()] {
-            return static_cast<std::uint64_t>(
-                std::chrono::duration_cast<std::chrono::milliseconds>(
-                    scheduler.now().time_since_epoch())
-                    .count());
+            return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  scheduler.now().time_since_epoch())
+                                                  .count());
         };
         command_hooks.close_session = [this](const std::shared_ptr<node::Session>& session,
                                              std::string_view reason) { close(session, reason); };
-        at.commands = std::make_unique<node::ClientCommands>(
-            the_config(), *at.services, sim.network(), sim.scheduler(), quiet_log(),
-            std::move(command_hooks));
+        at.commands = std::make_unique<node::ClientCommands>(the_config(), *at.services,
+                                                             sim.network(), sim.scheduler(),
+                                                             quiet_log(), std::move(command_hooks));
     }
 
     // A connection ends: its node hears of it once, and the player connects anew.
