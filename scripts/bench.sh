@@ -32,7 +32,7 @@ echo "bench: building (Release) in $build_dir"
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target matchmesh matchmesh-cli matchmesh-bench \
     matchmesh-bench-sim matchmesh-bench-summary >/dev/null
-bin="$build_dir/node"
+bin="$build_dir/bin"
 export MATCHMESH_BIN_DIR="$bin"
 
 mkdir -p "$out_dir"

@@ -12,7 +12,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 run_dir="${MATCHMESH_RUN_DIR:-$root/run/cluster}"
 build_dir="$root/build/release"
-bin_dir="${MATCHMESH_BIN_DIR:-$build_dir/node}"
+bin_dir="${MATCHMESH_BIN_DIR:-$build_dir/bin}"
 node_binary="$bin_dir/matchmesh"
 cli_binary="$bin_dir/matchmesh-cli"
 

@@ -28,7 +28,7 @@ if [ -z "${MATCHMESH_BIN_DIR:-}" ]; then
     echo "demo: building (Release) in $build_dir"
     cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
     cmake --build "$build_dir" -j"$(nproc)" --target matchmesh matchmesh-cli matchmesh-bench >/dev/null
-    export MATCHMESH_BIN_DIR="$build_dir/node"
+    export MATCHMESH_BIN_DIR="$build_dir/bin"
 fi
 bench="$MATCHMESH_BIN_DIR/matchmesh-bench"
 

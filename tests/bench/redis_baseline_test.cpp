@@ -26,7 +26,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "node/bench/redis_baseline.hpp"
+#include "bench/redis_baseline.hpp"
 
 extern char** environ;
 

@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "node/bench/outcomes.hpp"
-#include "node/bench/trace.hpp"
+#include "bench/outcomes.hpp"
+#include "bench/trace.hpp"
 
 namespace matchmesh::bench {
 

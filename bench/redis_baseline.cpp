@@ -1,4 +1,4 @@
-#include "node/bench/redis_baseline.hpp"
+#include "bench/redis_baseline.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mesh/base/assert.hpp"
-#include "node/bench/rules.hpp"
+#include "bench/rules.hpp"
 
 namespace matchmesh::bench {
 namespace {

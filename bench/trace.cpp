@@ -1,4 +1,4 @@
-#include "node/bench/trace.hpp"
+#include "bench/trace.hpp"
 
 #include <algorithm>
 #include <cmath>

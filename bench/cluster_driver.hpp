@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "node/bench/outcomes.hpp"
-#include "node/bench/trace.hpp"
+#include "bench/outcomes.hpp"
+#include "bench/trace.hpp"
 
 namespace matchmesh::bench {
 

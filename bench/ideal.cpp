@@ -1,4 +1,4 @@
-#include "node/bench/ideal.hpp"
+#include "bench/ideal.hpp"
 
 #include <cstdlib>
 #include <list>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "node/bench/rules.hpp"
+#include "bench/rules.hpp"
 
 namespace matchmesh::bench {
 namespace {

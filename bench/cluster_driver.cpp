@@ -1,4 +1,4 @@
-#include "node/bench/cluster_driver.hpp"
+#include "bench/cluster_driver.hpp"
 
 #include <chrono>
 #include <cstdio>

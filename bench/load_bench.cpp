@@ -35,11 +35,11 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
-#include "node/bench/cluster_driver.hpp"
-#include "node/bench/ideal.hpp"
-#include "node/bench/outcomes.hpp"
-#include "node/bench/redis_baseline.hpp"
-#include "node/bench/trace.hpp"
+#include "bench/cluster_driver.hpp"
+#include "bench/ideal.hpp"
+#include "bench/outcomes.hpp"
+#include "bench/redis_baseline.hpp"
+#include "bench/trace.hpp"
 #include "node/metrics.hpp"
 
 namespace {

@@ -50,7 +50,7 @@
 #include "matching/service.hpp"
 #include "mesh/base/assert.hpp"
 #include "mesh/sim/sim_world.hpp"
-#include "node/bench/trace.hpp"
+#include "bench/trace.hpp"
 #include "node/services.hpp"
 #include "node/ticket_types.hpp"
 #include "ticket/service.hpp"

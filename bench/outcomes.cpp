@@ -1,4 +1,4 @@
-#include "node/bench/outcomes.hpp"
+#include "bench/outcomes.hpp"
 
 #include <algorithm>
 #include <cmath>
