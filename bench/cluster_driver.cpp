@@ -288,7 +288,7 @@ asio::awaitable<void> Driver::play(std::size_t index) {
             ClientRequest request{2, std::move(start)};
             auto reply = co_await call(streams.front(), std::move(request));
             const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
-            if (refused != nullptr && refused->category == "overloaded") {
+            if (refused != nullptr && refused->category == wire_name(ClientErrc::overloaded)) {
                 // The node's hint, doubled for each refusal in a row (up to 8 s) and jittered:
                 // the players a node turned away come back spread out, not as one wave.
                 const int hint = refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000;

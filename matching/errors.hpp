@@ -24,6 +24,8 @@ enum class Errc {
 };
 
 [[nodiscard]] std::string_view to_string(Errc code);
+// The stable name clients receive as an error's category ("unknown_profile").
+[[nodiscard]] std::string_view wire_name(Errc code);
 
 using MatchingError = Error<Errc>;
 

@@ -17,13 +17,13 @@ namespace {
 
 template <typename Result>
 ClientReply error_reply(std::uint64_t id, const Result& result) {
-    return ClientReply{id, ReplyError{category_of(result.error().code), result.error().message}};
+    return ClientReply{id, error_of(result.error())};
 }
 
-ClientReply refusal(std::uint64_t id, std::string category, std::string message,
+ClientReply refusal(std::uint64_t id, ClientErrc code, std::string message,
                     Duration retry_after = Duration(0)) {
-    return ClientReply{id, ReplyError{std::move(category), std::move(message),
-                                      static_cast<std::uint32_t>(retry_after.count())}};
+    return ClientReply{
+        id, error_of(code, std::move(message), static_cast<std::uint32_t>(retry_after.count()))};
 }
 
 ClientReply done(std::uint64_t id) {
@@ -46,7 +46,7 @@ ClientReply answer_now(std::uint64_t id, const Result& result) {
 // For operations that only say whether they did something.
 ClientReply answer_now(std::uint64_t id, bool found, std::string_view what) {
     return found ? done(id)
-                 : refusal(id, "ticket_not_found",
+                 : refusal(id, ClientErrc::ticket_not_found,
                            fmt::format("{}: no such ticket for this user", what));
 }
 
@@ -107,7 +107,7 @@ void ClientCommands::handle(const std::shared_ptr<Session>& session, ClientReque
     // tokenSecret authenticates nobody, and the node says so at start).
     const bool open_cluster = config_.cluster.token_secret.empty();
     if (store_command && !session->admin && !open_cluster) {
-        reply(refusal(id, "forbidden",
+        reply(refusal(id, ClientErrc::forbidden,
                       config_.cluster.admin_secret.empty()
                           ? "store commands, members and dump need an admin session, and this "
                             "cluster has no cluster.adminSecret"
@@ -116,7 +116,8 @@ void ClientCommands::handle(const std::shared_ptr<Session>& session, ClientReque
         return;
     }
     if (!store_command && !session->user) {
-        reply(refusal(id, "unauthenticated", "ticket commands need a player's hello first"));
+        reply(refusal(id, ClientErrc::unauthenticated,
+                      "ticket commands need a player's hello first"));
         return;
     }
     if (store_command) {
@@ -143,11 +144,11 @@ bool ClientCommands::admin_hello(Session& session, const HelloCommand& hello) co
 void ClientCommands::hello(const std::shared_ptr<Session>& session, HelloCommand& hello,
                            std::uint64_t id, const Reply& reply) {
     if (hello.user.empty()) {
-        reply(refusal(id, "invalid_argument", "hello: the user ID is empty"));
+        reply(refusal(id, ClientErrc::invalid_argument, "hello: the user ID is empty"));
         return;
     }
     if (session->user || session->admin) {
-        reply(refusal(id, "invalid_argument",
+        reply(refusal(id, ClientErrc::invalid_argument,
                       fmt::format("hello: this connection already speaks for {}",
                                   session->admin ? "an operator" : session->user->str())));
         return;
@@ -164,7 +165,7 @@ void ClientCommands::hello(const std::shared_ptr<Session>& session, HelloCommand
             warn("hello",
                  fmt::format("client: refused hello from {} for user {}: {}", session->remote,
                              mesh::printable(hello.user.str()), verified.error()));
-            reply(refusal(id, "invalid_token", "hello: " + verified.error()));
+            reply(refusal(id, ClientErrc::invalid_token, "hello: " + verified.error()));
             return;
         }
     }
@@ -172,7 +173,8 @@ void ClientCommands::hello(const std::shared_ptr<Session>& session, HelloCommand
     // it had in progress, as a reconnect does.
     end_session_of(hello.user, "the user connected again");
     if (draining_) {
-        reply(refusal(id, "draining", "hello: this node is shutting down; connect to another"));
+        reply(refusal(id, ClientErrc::draining,
+                      "hello: this node is shutting down; connect to another"));
         return;
     }
     session->user = hello.user;
@@ -250,7 +252,7 @@ bool ClientCommands::over_budget(Session& session, double buckets, std::size_t l
     if (cost <= static_cast<double>(config_.limits.search_cost_max)) {
         return false;
     }
-    reply(refusal(id, "search_too_costly",
+    reply(refusal(id, ClientErrc::search_too_costly,
                   fmt::format("the search may visit {} buckets for up to {} results each: {} "
                               "over this cluster's {} (limits.searchCostMax)",
                               buckets, limit, cost, config_.limits.search_cost_max)));
@@ -279,7 +281,7 @@ void ClientCommands::store(Session& session, std::uint64_t id, Command& command,
         // Each value of each range property is a bucket to ask: bound the fan-out.
         for (const auto& [name, values] : range->properties) {
             if (values.size() > config_.limits.range_values_max) {
-                reply(refusal(id, "too_many_range_values",
+                reply(refusal(id, ClientErrc::too_many_range_values,
                               fmt::format("range property '{}' has {} values; this cluster allows "
                                           "{} (limits.rangeValuesMax)",
                                           name, values.size(), config_.limits.range_values_max)));
@@ -325,7 +327,7 @@ void ClientCommands::ticket(const UserId& user, std::uint64_t id, Command& comma
     } else if (auto* get = std::get_if<GetPropertiesCommand>(&command)) {
         auto values = tickets.get_ticket_properties(get->ticket_type, user, get->keys);
         reply(values ? ClientReply{id, std::move(*values)}
-                     : refusal(id, "ticket_not_found",
+                     : refusal(id, ClientErrc::ticket_not_found,
                                "getTicketProperties: no ticket of this type owned by this user"));
     }
 }
@@ -356,7 +358,7 @@ void ClientCommands::ticket_action(const UserId& user, std::uint64_t id,
         case TicketAction::members: {
             auto members = tickets.get_ticket_member_ids(type, user);
             reply(members ? ClientReply{id, std::move(*members)}
-                          : refusal(id, "ticket_not_found",
+                          : refusal(id, ClientErrc::ticket_not_found,
                                     "ticketMembers: no ticket or room of this type for this user"));
             break;
         }
@@ -368,23 +370,25 @@ void ClientCommands::start_ticket(const UserId& user, StartTicketCommand& comman
     const ticket::TicketType type = command.ticket_type;
     ConfiguredTicketTypes& types = services_.types();
     if (draining_) {
-        reply(refusal(id, "draining", "startTicket: this node is shutting down; no new tickets"));
+        reply(refusal(id, ClientErrc::draining,
+                      "startTicket: this node is shutting down; no new tickets"));
         return;
     }
     if (types.find(type) == nullptr) {
         reply(refusal(
-            id, "unknown_ticket_type",
+            id, ClientErrc::unknown_ticket_type,
             fmt::format("startTicket: ticket type {} is not configured on this node", type)));
         return;
     }
     if (auto checked = types.check_values(type, command.values); !checked) {
-        reply(refusal(id, "invalid_params", "startTicket: " + checked.error()));
+        reply(refusal(id, ClientErrc::invalid_params, "startTicket: " + checked.error()));
         return;
     }
     // Past its capacity the node takes no new work; what it took keeps its promises.
     if (auto refused = hooks_.admit ? hooks_.admit() : std::nullopt) {
         log_->debug("client: refused a ticket of user {}: {}", user.str(), refused->reason);
-        reply(refusal(id, "overloaded", "startTicket: " + refused->reason, refused->retry_after));
+        reply(refusal(id, ClientErrc::overloaded, "startTicket: " + refused->reason,
+                      refused->retry_after));
         return;
     }
     matching::ValueMap values;

@@ -117,11 +117,36 @@ struct ClientRequest {
     Command command;
 };
 
+// Why the node itself refused a request (the modules' refusals carry matching::Errc and
+// ticket::Errc). Clients branch on the stable wire name of each.
+enum class ClientErrc : std::uint8_t {
+    invalid_argument,       // hello without a user, or a second hello on one connection
+    unauthenticated,        // a ticket command before a player's hello
+    invalid_token,          // the hello's token is expired, forged or malformed
+    forbidden,              // store commands, members and dump need an admin session
+    draining,               // the node is shutting down
+    overloaded,             // past capacity: try again after retry_after_ms
+    rate_limited,           // more commands per second than the session may send
+    search_too_costly,      // buckets x results over limits.searchCostMax
+    too_many_range_values,  // a range property with more values than limits.rangeValuesMax
+    unknown_ticket_type,    // not configured on this node
+    invalid_params,         // a startTicket value breaks the ticket type's rules
+    ticket_not_found,       // no such ticket (or room) of this type for this user
+    malformed_request,      // a frame that is not a valid request
+    frame_too_large,        // a frame over the client port's limit (the connection closes)
+    too_many_connections,   // the client port is full (the connection closes)
+};
+
+[[nodiscard]] std::string_view wire_name(ClientErrc code);
+
 struct ReplyError {
-    std::string category;
+    std::string category;  // a wire name: ClientErrc, matching::Errc or ticket::Errc
     std::string message;
     std::uint32_t retry_after_ms = 0;  // set with `overloaded`
 };
+
+[[nodiscard]] ReplyError error_of(ClientErrc code, std::string message,
+                                  std::uint32_t retry_after_ms = 0);
 
 struct ClientReply {
     std::uint64_t id = 0;
@@ -152,8 +177,10 @@ struct RequestError {
 [[nodiscard]] std::expected<ClientReply, std::string> decode_reply(
     std::span<const capnp::word> body, const capnp::ReaderOptions& options);
 
-// The category names of errors, as replies carry them.
-[[nodiscard]] std::string category_of(matching::Errc code);
-[[nodiscard]] std::string category_of(ticket::Errc code);
+// A module's refusal as a reply carries it.
+template <typename Code>
+[[nodiscard]] ReplyError error_of(const Error<Code>& error) {
+    return ReplyError{std::string(wire_name(error.code)), error.message};
+}
 
 }  // namespace matchmesh::node

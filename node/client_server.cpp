@@ -122,9 +122,8 @@ namespace {
 
 // A last word before a close: an error reply (request ID 0) written straight to the socket, which
 // holds a few dozen bytes without blocking; if it cannot, the close says it alone.
-void say_before_closing(asio::ip::tcp::socket& socket, std::string category, std::string message) {
-    const mesh::Frame frame =
-        encode_reply(ClientReply{0, ReplyError{std::move(category), std::move(message)}});
+void say_before_closing(asio::ip::tcp::socket& socket, ClientErrc code, std::string message) {
+    const mesh::Frame frame = encode_reply(ClientReply{0, error_of(code, std::move(message))});
     std::error_code ignored;
     socket.non_blocking(true, ignored);
     socket.write_some(asio::buffer(frame), ignored);
@@ -141,7 +140,7 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
         throttle_.warn(*log_, "limit", "client: refused a connection: {} connections already open",
                        connections_.size());
         if (!options_.tls) {  // with TLS, nothing can be said before the handshake
-            say_before_closing(socket, "too_many_connections",
+            say_before_closing(socket, ClientErrc::too_many_connections,
                                fmt::format("this node holds its maximum of {} client connections "
                                            "(limits.maxClientConnections); try another",
                                            options_.connections_max));
@@ -229,7 +228,7 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
             const bool bad = read.error().kind == mesh::FramedStream::ReadFailure::Kind::bad_frame;
             self->counters_.frames_rejected += bad ? 1 : 0;
             if (read.error().frame_error == mesh::FrameErrc::oversized && !stream->tls()) {
-                say_before_closing(stream->socket, "frame_too_large",
+                say_before_closing(stream->socket, ClientErrc::frame_too_large,
                                    read.error().reason + " (limits.maxClientFrameBytes)");
             }
             self->close(stream, read.error().reason, bad);
@@ -239,19 +238,18 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
         auto request = decode_request(body, reader_options);
         if (!request) {
             ++self->counters_.malformed_requests;
-            self->send(stream, encode_reply(ClientReply{
-                                   request.error().id,
-                                   ReplyError{"malformed_request", request.error().message}}));
+            self->send(stream, encode_reply(ClientReply{request.error().id,
+                                                        error_of(ClientErrc::malformed_request,
+                                                                 request.error().message)}));
             continue;
         }
         if (!self->take_budget(*session)) {
             ++self->counters_.rate_limited;
-            self->send(
-                stream,
-                encode_reply(ClientReply{
-                    request->id,
-                    ReplyError{"rate_limited", fmt::format("more than {} commands per second",
-                                                           self->options_.commands_per_second)}}));
+            self->send(stream, encode_reply(ClientReply{
+                                   request->id,
+                                   error_of(ClientErrc::rate_limited,
+                                            fmt::format("more than {} commands per second",
+                                                        self->options_.commands_per_second))}));
             continue;
         }
         std::weak_ptr<mesh::FramedStream> weak = stream;

@@ -197,45 +197,29 @@ Command command_of(wire::Request::Reader request) {
 
 }  // namespace
 
-std::string category_of(matching::Errc code) {
+std::string_view wire_name(ClientErrc code) {
     switch (code) {
-        case matching::Errc::unknown_profile: return "unknown_profile";
-        case matching::Errc::invalid_profile: return "invalid_profile";
-        case matching::Errc::profile_exists: return "profile_exists";
-        case matching::Errc::invalid_unique_id: return "invalid_unique_id";
-        case matching::Errc::invalid_tag: return "invalid_tag";
-        case matching::Errc::invalid_properties: return "invalid_properties";
-        case matching::Errc::too_many_range_properties: return "too_many_range_properties";
-        case matching::Errc::invalid_ttl: return "invalid_ttl";
-        case matching::Errc::invalid_limit: return "invalid_limit";
-        case matching::Errc::invalid_value: return "invalid_value";
-        case matching::Errc::timeout: return "timeout";
-        case matching::Errc::unavailable: return "unavailable";
+        case ClientErrc::invalid_argument: return "invalid_argument";
+        case ClientErrc::unauthenticated: return "unauthenticated";
+        case ClientErrc::invalid_token: return "invalid_token";
+        case ClientErrc::forbidden: return "forbidden";
+        case ClientErrc::draining: return "draining";
+        case ClientErrc::overloaded: return "overloaded";
+        case ClientErrc::rate_limited: return "rate_limited";
+        case ClientErrc::search_too_costly: return "search_too_costly";
+        case ClientErrc::too_many_range_values: return "too_many_range_values";
+        case ClientErrc::unknown_ticket_type: return "unknown_ticket_type";
+        case ClientErrc::invalid_params: return "invalid_params";
+        case ClientErrc::ticket_not_found: return "ticket_not_found";
+        case ClientErrc::malformed_request: return "malformed_request";
+        case ClientErrc::frame_too_large: return "frame_too_large";
+        case ClientErrc::too_many_connections: return "too_many_connections";
     }
     return "error";
 }
 
-std::string category_of(ticket::Errc code) {
-    switch (code) {
-        case ticket::Errc::not_set_up: return "not_set_up";
-        case ticket::Errc::already_has_ticket: return "already_has_ticket";
-        case ticket::Errc::in_previous_room: return "in_previous_room";
-        case ticket::Errc::failed_to_create: return "failed_to_create";
-        case ticket::Errc::invalid_params: return "invalid_params";
-        case ticket::Errc::user_not_found: return "user_not_found";
-        case ticket::Errc::ticket_not_found: return "ticket_not_found";
-        case ticket::Errc::not_owner: return "not_owner";
-        case ticket::Errc::not_active: return "not_active";
-        case ticket::Errc::room_not_found: return "room_not_found";
-        case ticket::Errc::target_not_found: return "target_not_found";
-        case ticket::Errc::party_unavailable: return "party_unavailable";
-        case ticket::Errc::completed_room_required: return "completed_room_required";
-        case ticket::Errc::ticket_exists: return "ticket_exists";
-        case ticket::Errc::backfill_not_found: return "backfill_not_found";
-        case ticket::Errc::join_refused: return "join_refused";
-        case ticket::Errc::unavailable: return "unavailable";
-    }
-    return "error";
+ReplyError error_of(ClientErrc code, std::string message, std::uint32_t retry_after_ms) {
+    return ReplyError{std::string(wire_name(code)), std::move(message), retry_after_ms};
 }
 
 std::expected<ClientRequest, RequestError> decode_request(std::span<const capnp::word> body,

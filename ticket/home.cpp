@@ -300,13 +300,13 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
                     if (claim && claim->claimed) {
                         *found = true;
                         state->claimed.push_back(claim->user);
-                    } else if (claim && claim->reason == "busy") {
+                    } else if (claim && claim->refusal == ClaimRefusal::busy) {
                         state->error =
                             TicketError{Errc::party_unavailable,
                                         fmt::format("party member '{}' is busy with this "
                                                     "ticket type",
                                                     user_id.str())};
-                    } else if (claim && claim->reason == "not accepted") {
+                    } else if (claim && claim->refusal == ClaimRefusal::not_accepted) {
                         state->error = not_accepted(user_id, owner);
                     }
                     if (--*answers == 0) {

@@ -788,22 +788,22 @@ void TicketService::on_claim(const NodeId& from, mesh::PayloadView payload,
     }
     const User* user = local_user(claim->user);
     if (user == nullptr) {
-        responder.reply(encode(ClaimReplyMessage{false, {}, "not connected here"}));
+        responder.reply(encode(ClaimReplyMessage{false, {}, ClaimRefusal::not_connected}));
         return;
     }
     if (!accepted(claim->user, claim->ticket_type, claim->owner)) {
-        responder.reply(encode(ClaimReplyMessage{false, {}, "not accepted"}));
+        responder.reply(encode(ClaimReplyMessage{false, {}, ClaimRefusal::not_accepted}));
         return;
     }
     auto existing = participations_.find({claim->user, claim->ticket_type});
     if (existing != participations_.end() && existing->second.ticket_id != claim->ticket_id) {
-        responder.reply(encode(ClaimReplyMessage{false, {}, "busy"}));
+        responder.reply(encode(ClaimReplyMessage{false, {}, ClaimRefusal::busy}));
         return;
     }
     // From now on the user is in that party's ticket: whatever ends it, the user hears of it.
     participations_[{claim->user, claim->ticket_type}] =
         Participation{claim->ticket_id, claim->ticket_id, from, false};
-    responder.reply(encode(ClaimReplyMessage{true, *user, {}}));
+    responder.reply(encode(ClaimReplyMessage{true, *user, ClaimRefusal::none}));
 }
 
 void TicketService::on_release(const NodeId&, mesh::PayloadView payload,

@@ -113,7 +113,15 @@ struct Claim {
 struct ClaimReply {
   claimed @0 :Bool;
   user @1 :UserInfo;                # when claimed
-  reason @2 :Text;                  # when not: "not connected here", "busy", "not accepted"
+  reason @2 :Text;                  # when not, in words (for logs)
+  refusal @3 :ClaimRefusal;         # when not: why, for the claimer to act on
+}
+
+enum ClaimRefusal {
+  none @0;
+  notConnected @1;                  # the user has no session on this node
+  busy @2;                          # the user is in another ticket of this type
+  notAccepted @3;                   # the user did not accept this party's owner
 }
 
 struct Release {

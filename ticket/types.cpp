@@ -49,6 +49,29 @@ std::string_view to_string(Errc code) {
     return "ticket error";
 }
 
+std::string_view wire_name(Errc code) {
+    switch (code) {
+        case Errc::not_set_up: return "not_set_up";
+        case Errc::already_has_ticket: return "already_has_ticket";
+        case Errc::in_previous_room: return "in_previous_room";
+        case Errc::failed_to_create: return "failed_to_create";
+        case Errc::invalid_params: return "invalid_params";
+        case Errc::user_not_found: return "user_not_found";
+        case Errc::ticket_not_found: return "ticket_not_found";
+        case Errc::not_owner: return "not_owner";
+        case Errc::not_active: return "not_active";
+        case Errc::room_not_found: return "room_not_found";
+        case Errc::target_not_found: return "target_not_found";
+        case Errc::party_unavailable: return "party_unavailable";
+        case Errc::completed_room_required: return "completed_room_required";
+        case Errc::ticket_exists: return "ticket_exists";
+        case Errc::backfill_not_found: return "backfill_not_found";
+        case Errc::join_refused: return "join_refused";
+        case Errc::unavailable: return "unavailable";
+    }
+    return "error";
+}
+
 const std::vector<std::string>& add_profiles(const TicketParams& params) {
     return params.add_profile_ids.empty() ? params.profile_ids : params.add_profile_ids;
 }

@@ -139,6 +139,8 @@ enum class Errc {
 };
 
 [[nodiscard]] std::string_view to_string(Errc code);
+// The stable name clients receive as an error's category ("already_has_ticket").
+[[nodiscard]] std::string_view wire_name(Errc code);
 
 using TicketError = Error<Errc>;
 

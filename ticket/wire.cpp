@@ -187,13 +187,24 @@ mesh::Payload encode(const ClaimMessage& message) {
     });
 }
 
+std::string_view to_string(ClaimRefusal refusal) {
+    switch (refusal) {
+        case ClaimRefusal::none: return "";
+        case ClaimRefusal::not_connected: return "not connected here";
+        case ClaimRefusal::busy: return "busy";
+        case ClaimRefusal::not_accepted: return "not accepted";
+    }
+    return "?";
+}
+
 mesh::Payload encode(const ClaimReplyMessage& message) {
     return build<wire::ClaimReply>([&](wire::ClaimReply::Builder root) {
         root.setClaimed(message.claimed);
         if (message.claimed) {
             write_user(root.initUser(), message.user);
         }
-        root.setReason(message.reason);
+        root.setReason(std::string(to_string(message.refusal)));
+        root.setRefusal(static_cast<wire::ClaimRefusal>(message.refusal));
     });
 }
 
@@ -322,7 +333,11 @@ Decoded<ClaimReplyMessage> decode_claim_reply(mesh::PayloadView payload,
         if (message.claimed) {
             message.user = read_user(root.getUser());
         }
-        message.reason = text(root.getReason(), 1024, "reason");
+        // A refusal this version does not know (a newer peer's) is a refusal without a reason.
+        const auto refusal = static_cast<unsigned>(root.getRefusal());
+        message.refusal = refusal <= static_cast<unsigned>(ClaimRefusal::not_accepted)
+                              ? static_cast<ClaimRefusal>(refusal)
+                              : ClaimRefusal::none;
         return message;
     });
 }

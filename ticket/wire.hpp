@@ -66,10 +66,15 @@ struct ClaimMessage {
     UserId owner;  // empty in a release
 };
 
+// Why a member's home did not let a party claim it.
+enum class ClaimRefusal : std::uint8_t { none, not_connected, busy, not_accepted };
+
+[[nodiscard]] std::string_view to_string(ClaimRefusal refusal);
+
 struct ClaimReplyMessage {
     bool claimed = false;
     User user;
-    std::string reason;
+    ClaimRefusal refusal = ClaimRefusal::none;  // when not claimed
 };
 
 inline constexpr std::size_t sessions_max = 1024;  // users announced in one message

@@ -24,10 +24,8 @@
 #include "config/config.hpp"
 #include "matching/service.hpp"
 #include "mesh/frame.hpp"
-#include "mesh/sim/sim_world.hpp"
-#include "node/client_commands.hpp"
 #include "node/client_protocol.hpp"
-#include "node/services.hpp"
+#include "support/core_cluster.hpp"
 #include "ticket/service.hpp"
 
 using namespace matchmesh;
@@ -47,13 +45,6 @@ constexpr const char* cluster_config = R"({
         "properties": {"rank": {"value": "rating", "searchSpread": 100}},
         "completeWhen": {"minMembers": 2, "afterSeconds": 3},
         "ticketDurationSeconds": 15, "searchIntervalMs": 100, "searchTries": 2}}})";
-
-constexpr std::size_t sessions_count = 4;
-
-std::shared_ptr<spdlog::logger> quiet_log() {
-    static const auto log = std::make_shared<spdlog::logger>("fuzz");  // no sinks: says nothing
-    return log;
-}
 
 [[noreturn]] void broken(const std::string& rule) {
     std::fprintf(stderr, "broken: %s\n", rule.c_str());
@@ -88,49 +79,33 @@ private:
     std::map<std::pair<TicketId, UserId>, int> terminal_;
 };
 
-struct Player {
-    std::size_t node = 0;
-    std::shared_ptr<node::Session> session;
-};
-
-// One simulated node: its services and its command semantics.
-struct Node {
-    std::unique_ptr<node::NodeServices> services;
-    std::unique_ptr<node::ClientCommands> commands;
-};
-
+// Four players, two on each node; one whose connection the node closed connects again.
 class Cluster {
 public:
-    Cluster() : world_(1, mesh_options()) {
-        world_.on_start([this](mesh::sim::SimNode& node) { wire(node); });
-        world_.add_node({name(0), "HTTP", {}});
-        world_.add_node({name(1), "HTTP", {name(0)}});
-        if (!world_.run_until_converged(5s)) {
-            broken("the simulated cluster did not form");
-        }
-        for (std::size_t i = 0; i < sessions_count; ++i) {
-            players_[i].node = i / 2;
-            players_[i].session = std::make_shared<node::Session>();
-            players_[i].session->id = i;
+    Cluster() : cluster_(the_config(), ledger_, options()) {
+        for (std::size_t i = 0; i < players_.size(); ++i) {
+            players_[i] = cluster_.connect(i / 2);
         }
     }
 
     void apply(node::ClientRequest request) {
-        Player& player = players_[request.id % sessions_count];
-        nodes_.at(name(player.node))
-            .commands->handle(player.session, std::move(request), [](const node::ClientReply&) {});
-        world_.run_for(Duration(static_cast<std::int64_t>((request.id >> 2) % 64) * 10));
+        const std::size_t index = request.id % players_.size();
+        if (cluster_.closed(players_[index])) {
+            players_[index] = cluster_.connect(index / 2);
+        }
+        cluster_.send(players_[index], std::move(request), [](const node::ClientReply&) {});
+        cluster_.world().run_for(Duration(static_cast<std::int64_t>((request.id >> 2) % 64) * 10));
         check_rooms();
     }
 
     // Every session closes; whatever was in progress must end and be forgotten.
     void close_all() {
-        world_.run_for(Duration(20000));
+        cluster_.world().run_for(Duration(20000));
         check_rooms();
-        for (Player& player : players_) {
-            close(player.session, "the test ends");
+        for (const auto& player : players_) {
+            cluster_.close(player);
         }
-        world_.run_for(Duration(60000));
+        cluster_.world().run_for(Duration(60000));
         if (std::getenv("MATCHMESH_FUZZ_VERBOSE") != nullptr) {
             std::string kinds;
             for (const auto& [kind, count] : ledger_.kinds) {
@@ -138,72 +113,34 @@ public:
             }
             std::fprintf(stderr, "pushes by kind:%s\n", kinds.c_str());
         }
-        for (const auto& [id, at] : nodes_) {
-            const auto& tickets = at.services->tickets();
+        for (std::size_t i = 0; i < cluster_.size(); ++i) {
+            const auto& tickets = cluster_.services(i).tickets();
             if (tickets.ticket_count() + tickets.participation_count() + tickets.room_count() +
                     tickets.user_count() >
                 0) {
                 broken(
-                    fmt::format("{} still holds {} tickets, {} participations, {} rooms and "
+                    fmt::format("node {} still holds {} tickets, {} participations, {} rooms and "
                                 "{} users after every session closed",
-                                id.str(), tickets.ticket_count(), tickets.participation_count(),
+                                i, tickets.ticket_count(), tickets.participation_count(),
                                 tickets.room_count(), tickets.user_count()));
             }
         }
     }
 
 private:
-    static NodeId name(std::size_t i) { return NodeId(fmt::format("node-{}", i)); }
-
-    static mesh::MeshOptions mesh_options() {
-        mesh::MeshOptions options;
+    static test_support::CoreCluster::Options options() {
+        test_support::CoreCluster::Options options;
+        options.nodes = 2;
         // Nothing fails here: heartbeats are rare, to spend the fuzzer's time on the commands.
-        options.membership.heartbeat_interval = Duration(1000);
-        options.membership.dead_after = Duration(10000);
+        options.mesh.membership.heartbeat_interval = Duration(1000);
+        options.mesh.membership.dead_after = Duration(10000);
         return options;
-    }
-
-    // The node's own wiring and command semantics, with a fixed seed and the virtual clock.
-    void wire(mesh::sim::SimNode& sim) {
-        Node& at = nodes_[sim.id()];
-        node::ServiceHooks hooks;
-        hooks.on_superseded = [&at](const UserId& user) { at.commands->superseded(user); };
-        hooks.seed = 1;
-        auto services = node::NodeServices::create(the_config(), sim.network(), sim.scheduler(),
-                                                   ledger_, std::move(hooks));
-        if (!services) {
-            broken("the node's services cannot be built: " + services.error());
-        }
-        at.services = std::move(*services);
-        node::CommandHooks command_hooks;
-        command_hooks.unix_ms = [&scheduler = sim.scheduler()] {
-            return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                  scheduler.now().time_since_epoch())
-                                                  .count());
-        };
-        command_hooks.close_session = [this](const std::shared_ptr<node::Session>& session,
-                                             std::string_view reason) { close(session, reason); };
-        at.commands = std::make_unique<node::ClientCommands>(the_config(), *at.services,
-                                                             sim.network(), sim.scheduler(),
-                                                             quiet_log(), std::move(command_hooks));
-    }
-
-    // A connection ends: its node hears of it once, and the player connects anew.
-    void close(const std::shared_ptr<node::Session>& session, std::string_view) {
-        for (Player& player : players_) {
-            if (player.session == session) {
-                auto ended = player.session;
-                player.session = std::make_shared<node::Session>();
-                player.session->id = ended->id + sessions_count;
-                nodes_.at(name(player.node)).commands->session_closed(ended);
-            }
-        }
     }
 
     void check_rooms() {
         std::map<std::pair<UserId, ticket::TicketType>, std::set<TicketId>> rooms_of;
-        for (const auto& [id, at] : nodes_) {
-            for (const auto& [room_id, room] : at.services->tickets().rooms()) {
+        for (std::size_t i = 0; i < cluster_.size(); ++i) {
+            for (const auto& [room_id, room] : cluster_.services(i).tickets().rooms()) {
                 if (room.members.size() > room.max_members) {
                     broken(fmt::format("room {} holds {} members, more than {}", room_id.str(),
                                        room.members.size(), room.max_members));
@@ -223,10 +160,9 @@ private:
         }
     }
 
-    mesh::sim::SimWorld world_;
     Ledger ledger_;
-    std::map<NodeId, Node> nodes_;
-    std::array<Player, sessions_count> players_;
+    test_support::CoreCluster cluster_;
+    std::array<std::shared_ptr<node::Session>, 4> players_;
 };
 
 }  // namespace

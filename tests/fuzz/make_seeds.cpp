@@ -96,7 +96,7 @@ void mesh_seeds(const std::filesystem::path& folder) {
         {"claim", peer_frame(2, 5,
                              ticket::encode(ticket::ClaimMessage{TicketId("1.1@node-1"), 3,
                                                                  UserId("u2"), UserId("u1")}))},
-        {"claim_reply", peer_frame(2, 5, ticket::encode(ticket::ClaimReplyMessage{true, *user, {}}),
+        {"claim_reply", peer_frame(2, 5, ticket::encode(ticket::ClaimReplyMessage{true, *user, ticket::ClaimRefusal::none}),
                                    mesh::EnvelopeKind::response)},
         {"ack", peer_frame(2, 6, ticket::encode(ticket::AckMessage{true, {}}),
                            mesh::EnvelopeKind::response)},

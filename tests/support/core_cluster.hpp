@@ -1,0 +1,172 @@
+#pragma once
+// CoreCluster: simulated nodes that each run the stock node's core exactly as the binary wires
+// it (NodeServices and ClientCommands), on a SimWorld in virtual time, with client sessions that
+// talk to them as the client port would: the node's own command semantics, no sockets, no real
+// clock. The wall clock the commands see is the virtual clock.
+//
+// Every push a node delivers goes to the `sink` given at construction. A session the node closes
+// (superseded by a newer one of its user) is reported to it through session_closed, as the client
+// port does, and `closed(session)` says so afterwards.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/logger.h>
+
+#include "config/config.hpp"
+#include "mesh/sim/sim_world.hpp"
+#include "node/client_commands.hpp"
+#include "node/services.hpp"
+
+namespace test_support {
+
+class CoreCluster {
+public:
+    struct Options {
+        std::size_t nodes = 2;
+        std::uint64_t seed = 1;
+        matchmesh::mesh::MeshOptions mesh;
+        // Admission as the node would ask it (null: every ticket is taken).
+        std::function<std::optional<matchmesh::node::Refusal>()> admit;
+    };
+
+    CoreCluster(const matchmesh::config::Config& config, matchmesh::ticket::PushSink& sink,
+                Options options)
+        : config_(config),
+          sink_(sink),
+          options_(std::move(options)),
+          world_(options_.seed, options_.mesh) {
+        world_.on_start([this](matchmesh::mesh::sim::SimNode& node) { wire(node); });
+        for (std::size_t i = 0; i < options_.nodes; ++i) {
+            std::vector<matchmesh::NodeId> seeds;
+            if (i > 0) {
+                seeds.push_back(name(0));
+            }
+            world_.add_node({name(i), "HTTP", seeds});
+        }
+        if (!world_.run_until_converged(std::chrono::seconds(10))) {
+            throw std::runtime_error("the simulated cluster did not form");
+        }
+    }
+
+    static matchmesh::NodeId name(std::size_t i) {
+        return matchmesh::NodeId(fmt::format("node-{}", i));
+    }
+
+    [[nodiscard]] matchmesh::mesh::sim::SimWorld& world() { return world_; }
+    [[nodiscard]] matchmesh::node::NodeServices& services(std::size_t node) {
+        return *nodes_.at(name(node)).services;
+    }
+    [[nodiscard]] matchmesh::node::ClientCommands& commands(std::size_t node) {
+        return *nodes_.at(name(node)).commands;
+    }
+    [[nodiscard]] std::size_t size() const { return nodes_.size(); }
+
+    // A new client connection to `node`.
+    std::shared_ptr<matchmesh::node::Session> connect(std::size_t node) {
+        auto session = std::make_shared<matchmesh::node::Session>();
+        session->id = ++sessions_made_;
+        session->remote = fmt::format("sim-client-{}", session->id);
+        node_of_[session.get()] = node;
+        sessions_.push_back(session);  // kept, so that no later session reuses its address
+        return session;
+    }
+
+    // Hands the request to the session's node; the reply, once it comes.
+    void send(const std::shared_ptr<matchmesh::node::Session>& session,
+              matchmesh::node::ClientRequest request,
+              std::function<void(matchmesh::node::ClientReply)> reply) {
+        commands(node_of_.at(session.get())).handle(session, std::move(request), std::move(reply));
+    }
+
+    // Sends, then runs the world until the reply comes or `limit` passes.
+    std::optional<matchmesh::node::ClientReply> call(
+        const std::shared_ptr<matchmesh::node::Session>& session, matchmesh::node::Command command,
+        matchmesh::Duration limit = matchmesh::Duration(5000)) {
+        auto answer = std::make_shared<std::optional<matchmesh::node::ClientReply>>();
+        send(session, matchmesh::node::ClientRequest{++requests_made_, std::move(command)},
+             [answer](matchmesh::node::ClientReply reply) { *answer = std::move(reply); });
+        const matchmesh::Time until = world_.now() + limit;
+        while (!answer->has_value() && world_.now() < until) {
+            world_.run_for(matchmesh::Duration(10));
+        }
+        return std::move(*answer);
+    }
+
+    // The client hangs up (or the node closed the connection): its node hears of it once.
+    void close(const std::shared_ptr<matchmesh::node::Session>& session) {
+        if (closed_.insert(session.get()).second) {
+            commands(node_of_.at(session.get())).session_closed(session);
+        }
+    }
+    [[nodiscard]] bool closed(const std::shared_ptr<matchmesh::node::Session>& session) const {
+        return closed_.contains(session.get());
+    }
+    // Reasons the nodes gave for the connections they closed, in order.
+    [[nodiscard]] const std::vector<std::string>& close_reasons() const { return close_reasons_; }
+
+private:
+    struct Node {
+        std::unique_ptr<matchmesh::node::NodeServices> services;
+        std::unique_ptr<matchmesh::node::ClientCommands> commands;
+    };
+
+    static std::shared_ptr<spdlog::logger> quiet_log() {
+        static const auto log = std::make_shared<spdlog::logger>("sim");  // no sinks
+        return log;
+    }
+
+    // The node's own wiring and command semantics, with the seed and the virtual clock.
+    void wire(matchmesh::mesh::sim::SimNode& sim) {
+        Node& at = nodes_[sim.id()];
+        matchmesh::node::ServiceHooks hooks;
+        hooks.on_superseded = [&at](const matchmesh::UserId& user) {
+            at.commands->superseded(user);
+        };
+        hooks.seed = options_.seed + sim.index();
+        auto services = matchmesh::node::NodeServices::create(config_, sim.network(),
+                                                              sim.scheduler(), sink_, hooks);
+        if (!services) {
+            throw std::runtime_error("the node's services cannot be built: " + services.error());
+        }
+        at.services = std::move(*services);
+        matchmesh::node::CommandHooks command_hooks;
+        command_hooks.unix_ms = [&scheduler = sim.scheduler()] {
+            return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  scheduler.now().time_since_epoch())
+                                                  .count());
+        };
+        command_hooks.admit = options_.admit;
+        command_hooks.close_session = [this](const std::shared_ptr<matchmesh::node::Session>& s,
+                                             std::string_view reason) {
+            close_reasons_.emplace_back(reason);
+            close(s);
+        };
+        at.commands = std::make_unique<matchmesh::node::ClientCommands>(
+            config_, *at.services, sim.network(), sim.scheduler(), quiet_log(),
+            std::move(command_hooks));
+    }
+
+    const matchmesh::config::Config& config_;
+    matchmesh::ticket::PushSink& sink_;
+    Options options_;
+    matchmesh::mesh::sim::SimWorld world_;
+    std::map<matchmesh::NodeId, Node> nodes_;
+    std::map<const matchmesh::node::Session*, std::size_t> node_of_;
+    std::set<const matchmesh::node::Session*> closed_;
+    std::vector<std::string> close_reasons_;
+    std::vector<std::shared_ptr<matchmesh::node::Session>> sessions_;
+    std::uint64_t sessions_made_ = 0;
+    std::uint64_t requests_made_ = 0;
+};
+
+}  // namespace test_support
