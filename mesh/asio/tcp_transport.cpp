@@ -372,54 +372,44 @@ asio::awaitable<bool> TcpTransport::start_tls(TcpTransport* self, ConnectionPtr 
     co_return true;
 }
 
+HandshakeOptions TcpTransport::handshake_options() const {
+    return HandshakeOptions{options_.cluster, options_.secret, core_->self(),
+                            options_.limits.reader_options()};
+}
+
+// Closes the connection as a handshake step says: counted and logged as a failure when the peer
+// failed a check; quietly when it is this node itself.
+void TcpTransport::fail_handshake(const ConnectionPtr& connection, const HandshakeStep& step,
+                                  std::string_view refused) {
+    if (step.verdict == HandshakeStep::Verdict::itself) {
+        close(connection, step.reason, false);
+        return;
+    }
+    ++counters_.handshakes_failed;
+    close(connection, fmt::format("{}: {}", refused, step.reason), true);
+}
+
 asio::awaitable<void> TcpTransport::serve_incoming(TcpTransport* self, ConnectionPtr connection,
                                                    std::shared_ptr<bool> alive) {
     if (!co_await start_tls(self, connection, asio::ssl::stream_base::server, alive)) {
         co_return;
     }
-    const Nonce challenge_nonce = random_nonce();
+    const AcceptingHandshake handshake(self->handshake_options(), random_nonce());
     // GCC 12 mishandles temporaries with destructors inside co_await expressions: every value
     // an awaited call needs is built in a statement of its own.
-    Frame challenge = control_frame(
-        wire::METHOD_CHALLENGE, encode(ChallengeMessage{self->options_.cluster, challenge_nonce}));
+    Frame challenge = handshake.challenge();
     co_await connection->stream->write_now(std::move(challenge));
     std::vector<capnp::word> body;
     auto first = co_await read_frame(self, connection, body);
     if (!*alive || !first) {
         co_return;
     }
-    auto refuse = [&](const std::string& reason) {
-        ++self->counters_.handshakes_failed;
-        self->close(connection, fmt::format("handshake refused: {}", reason), true);
-    };
-    if (first->service != mesh_service || first->method != wire::METHOD_HELLO) {
-        refuse("a frame before authentication");
+    HandshakeStep step = handshake.receive(*first);
+    if (step.verdict != HandshakeStep::Verdict::ready) {
+        self->fail_handshake(connection, step, "handshake refused");
         co_return;
     }
-    auto hello = decode_hello(first->payload, self->options_.limits.reader_options());
-    if (!hello) {
-        refuse(fmt::format("garbled hello: {}", hello.error().message));
-        co_return;
-    }
-    if (hello->cluster != self->options_.cluster) {
-        refuse(fmt::format("wrong cluster name '{}'", hello->cluster));
-        co_return;
-    }
-    const Proof expected =
-        handshake_proof(self->options_.secret, role_hello, self->options_.cluster, challenge_nonce,
-                        hello->nonce, hello->member.id.str());
-    if (!same_proof(expected, hello->proof)) {
-        refuse(fmt::format("wrong secret from '{}'", hello->member.id.str()));
-        co_return;
-    }
-    const MemberInfo& self_info = self->core_->self();
-    if (hello->member.id == self_info.id) {
-        self->close(connection, "connected to itself", false);
-        co_return;
-    }
-    const Proof proof = handshake_proof(self->options_.secret, role_welcome, self->options_.cluster,
-                                        challenge_nonce, hello->nonce, self_info.id.str());
-    Frame welcome = control_frame(wire::METHOD_WELCOME, encode(WelcomeMessage{self_info, proof}));
+    Frame welcome = std::move(*step.reply);
     const bool welcomed = co_await connection->stream->write_now(std::move(welcome));
     if (!welcomed) {
         self->close(connection, "peer went away during the handshake", false);
@@ -428,104 +418,73 @@ asio::awaitable<void> TcpTransport::serve_incoming(TcpTransport* self, Connectio
     if (!*alive || connection->closed) {
         co_return;
     }
-    connection->peer = hello->member;
+    connection->peer = step.peer;
     self->became_ready(connection);
     co_await read_loop(self, connection, alive);
 }
 
-asio::awaitable<void> TcpTransport::serve_outgoing(TcpTransport* self, ConnectionPtr connection,
-                                                   std::string address,
-                                                   std::shared_ptr<bool> alive) {
+asio::awaitable<bool> TcpTransport::dial(TcpTransport* self, ConnectionPtr connection,
+                                         std::string address, std::shared_ptr<bool> alive) {
     auto parts = split_host_port(address);
     if (!parts) {
         self->close(connection, parts.error(), true);
-        co_return;
+        co_return false;
     }
     asio::ip::tcp::resolver resolver(self->context_);
     const std::string port = std::to_string(parts->second);
     auto [resolve_error, endpoints] =
         co_await resolver.async_resolve(parts->first, port, use_nothrow);
     if (!*alive || connection->closed) {
-        co_return;
+        co_return false;
     }
     if (resolve_error) {
         self->close(connection, fmt::format("cannot resolve: {}", resolve_error.message()), false);
-        co_return;
+        co_return false;
     }
     auto [connect_error, endpoint] =
         co_await asio::async_connect(connection->stream->socket, endpoints, use_nothrow);
     if (!*alive || connection->closed) {
-        co_return;
+        co_return false;
     }
     if (connect_error) {
         self->close(connection, fmt::format("cannot connect: {}", connect_error.message()), false);
+        co_return false;
+    }
+    co_return co_await start_tls(self, connection, asio::ssl::stream_base::client, alive);
+}
+
+asio::awaitable<void> TcpTransport::serve_outgoing(TcpTransport* self, ConnectionPtr connection,
+                                                   std::string address,
+                                                   std::shared_ptr<bool> alive) {
+    if (!co_await dial(self, connection, std::move(address), alive)) {
         co_return;
     }
+    DialingHandshake handshake(self->handshake_options(), random_nonce());
     std::vector<capnp::word> body;
-    auto refuse = [&](const std::string& reason) {
-        ++self->counters_.handshakes_failed;
-        self->close(connection, fmt::format("handshake failed: {}", reason), true);
-    };
-    if (!co_await start_tls(self, connection, asio::ssl::stream_base::client, alive)) {
+    HandshakeStep step;
+    while (step.verdict == HandshakeStep::Verdict::more) {
+        auto frame = co_await read_frame(self, connection, body);
+        if (!*alive || !frame) {
+            co_return;
+        }
+        step = handshake.receive(*frame);
+        if (step.reply) {
+            Frame hello = std::move(*step.reply);
+            co_await connection->stream->write_now(std::move(hello));
+        }
+    }
+    if (step.verdict != HandshakeStep::Verdict::ready) {
+        self->fail_handshake(connection, step, "handshake failed");
         co_return;
     }
-    auto first = co_await read_frame(self, connection, body);
-    if (!*alive || !first) {
-        co_return;
-    }
-    if (first->service != mesh_service || first->method != wire::METHOD_CHALLENGE) {
-        refuse("expected a challenge");
-        co_return;
-    }
-    auto challenge = decode_challenge(first->payload, self->options_.limits.reader_options());
-    if (!challenge) {
-        refuse(fmt::format("garbled challenge: {}", challenge.error().message));
-        co_return;
-    }
-    if (challenge->cluster != self->options_.cluster) {
-        refuse(fmt::format("the peer belongs to cluster '{}'", challenge->cluster));
-        co_return;
-    }
-    const MemberInfo& self_info = self->core_->self();
-    const Nonce hello_nonce = random_nonce();
-    const Proof proof = handshake_proof(self->options_.secret, role_hello, self->options_.cluster,
-                                        challenge->nonce, hello_nonce, self_info.id.str());
-    Frame hello =
-        control_frame(wire::METHOD_HELLO,
-                      encode(HelloMessage{self->options_.cluster, self_info, hello_nonce, proof}));
-    co_await connection->stream->write_now(std::move(hello));
-    auto second = co_await read_frame(self, connection, body);
-    if (!*alive || !second) {
-        co_return;
-    }
-    if (second->service != mesh_service || second->method != wire::METHOD_WELCOME) {
-        refuse("expected a welcome");
-        co_return;
-    }
-    auto welcome = decode_welcome(second->payload, self->options_.limits.reader_options());
-    if (!welcome) {
-        refuse(fmt::format("garbled welcome: {}", welcome.error().message));
-        co_return;
-    }
-    const Proof expected =
-        handshake_proof(self->options_.secret, role_welcome, self->options_.cluster,
-                        challenge->nonce, hello_nonce, welcome->member.id.str());
-    if (!same_proof(expected, welcome->proof)) {
-        refuse("the peer could not prove it knows the cluster secret");
-        co_return;
-    }
-    if (welcome->member.id == self_info.id) {
-        self->close(connection, "dialed itself", false);
-        co_return;
-    }
-    if (!connection->expected_peer.empty() && connection->expected_peer != welcome->member.id) {
+    if (!connection->expected_peer.empty() && connection->expected_peer != step.peer.id) {
         self->close(connection,
                     fmt::format("expected {} but {} answered", connection->expected_peer.str(),
-                                welcome->member.id.str()),
+                                step.peer.id.str()),
                     true);
         co_return;
     }
-    connection->peer = welcome->member;
+    connection->peer = step.peer;
     auto& slot = self->outgoing_[connection->peer.id];
     if (slot && slot != connection && slot->ready) {
         self->close(connection, "already connected", false);

@@ -34,6 +34,7 @@
 #include "mesh/asio/tls.hpp"
 #include "mesh/control.hpp"
 #include "mesh/frame.hpp"
+#include "mesh/handshake.hpp"
 #include "mesh/mesh_core.hpp"
 
 namespace matchmesh::mesh {
@@ -105,6 +106,9 @@ private:
     void reject_frame(const ConnectionPtr& connection, const FrameError& error);
     void became_ready(const ConnectionPtr& connection);
     void handshake_ended(const Connection& connection);
+    [[nodiscard]] HandshakeOptions handshake_options() const;
+    void fail_handshake(const ConnectionPtr& connection, const HandshakeStep& step,
+                        std::string_view refused);
 
     void accept(asio::ip::tcp::socket socket);
 
@@ -113,6 +117,9 @@ private:
                                                 std::shared_ptr<bool> alive);
     static asio::awaitable<void> serve_outgoing(TcpTransport* self, ConnectionPtr connection,
                                                 std::string address, std::shared_ptr<bool> alive);
+    // Resolves, connects and runs TLS; false when the connection was closed.
+    static asio::awaitable<bool> dial(TcpTransport* self, ConnectionPtr connection,
+                                      std::string address, std::shared_ptr<bool> alive);
     static asio::awaitable<void> read_loop(TcpTransport* self, ConnectionPtr connection,
                                            std::shared_ptr<bool> alive);
     static asio::awaitable<void> write_loop(TcpTransport* self, ConnectionPtr connection,

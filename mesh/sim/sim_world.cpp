@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include "mesh/base/assert.hpp"
+#include "mesh/handshake.hpp"
 
 namespace matchmesh::mesh::sim {
 
@@ -55,7 +56,7 @@ Scheduler& SimNode::scheduler() {
 }
 
 SimWorld::SimWorld(std::uint64_t seed, MeshOptions options, LinkModel links)
-    : options_(std::move(options)), links_(links), random_(seed) {}
+    : options_(std::move(options)), links_(links), random_(seed), nonces_(seed ^ 0x5eed) {}
 
 SimWorld::~SimWorld() {
     for (auto& node : nodes_) {
@@ -110,7 +111,7 @@ void SimWorld::start(SimNode& node) {
         hook(node);
     }
     node.core_->start();
-    // "Connecting" to a seed takes one latency; then the seed is greeted like after a handshake.
+    // Connecting to a seed takes one latency; then the handshake runs over the links.
     for (const NodeId& seed : node.config_.seeds) {
         SimNode* target = find(seed);
         if (target == nullptr || target == &node) {
@@ -118,13 +119,78 @@ void SimWorld::start(SimNode& node) {
         }
         const std::size_t target_index = target->index();
         schedule(now_ + links_.latency, [this, &node, target_index] {
-            SimNode& seed_node = *nodes_[target_index];
-            if (node.running() && seed_node.running() &&
+            if (node.running() && nodes_[target_index]->running() &&
                 !blocked_.contains({node.index(), target_index})) {
-                node.core_->connected(seed_node.core_->self());
+                dial_seed(node, target_index);
             }
         });
     }
+}
+
+namespace {
+
+Nonce draw_nonce(std::mt19937_64& random) {
+    Nonce nonce{};
+    for (auto& byte : nonce) {
+        byte = static_cast<std::uint8_t>(random());
+    }
+    return nonce;
+}
+
+}  // namespace
+
+void SimWorld::dial_seed(SimNode& dialer, std::size_t seed_index) {
+    SimNode& seed = *nodes_[seed_index];
+    const auto handshake_of = [this](SimNode& node) {
+        return HandshakeOptions{node.config_.cluster, node.config_.secret, node.core_->self(),
+                                options_.limits.reader_options()};
+    };
+    auto accepting = std::make_shared<AcceptingHandshake>(handshake_of(seed), draw_nonce(nonces_));
+    auto dialing = std::make_shared<DialingHandshake>(handshake_of(dialer), draw_nonce(nonces_));
+    const std::size_t dialer_index = dialer.index();
+    const std::uint64_t incarnation = dialer.incarnation_;
+    auto refused = [this] { ++handshakes_refused_; };
+    relay(seed_index, dialer_index, accepting->challenge(), [=, this](const Envelope& challenge) {
+        HandshakeStep hello = dialing->receive(challenge);
+        if (hello.verdict != HandshakeStep::Verdict::more) {
+            refused();
+            return;
+        }
+        relay(dialer_index, seed_index, std::move(*hello.reply), [=, this](const Envelope& frame) {
+            HandshakeStep welcome = accepting->receive(frame);
+            if (welcome.verdict != HandshakeStep::Verdict::ready) {
+                refused();
+                return;
+            }
+            relay(seed_index, dialer_index, std::move(*welcome.reply),
+                  [=, this](const Envelope& last) {
+                      SimNode& node = *nodes_[dialer_index];
+                      const HandshakeStep done = dialing->receive(last);
+                      if (done.verdict != HandshakeStep::Verdict::ready) {
+                          refused();
+                      } else if (node.incarnation_ == incarnation) {
+                          node.core_->connected(done.peer);
+                      }
+                  });
+        });
+    });
+}
+
+void SimWorld::relay(std::size_t from, std::size_t to, Frame frame,
+                     std::function<void(const Envelope&)> received) {
+    schedule(
+        now_ + links_.latency,
+        [this, from, to, frame = std::move(frame), received = std::move(received)] {
+            if (!nodes_[from]->running() || !nodes_[to]->running() ||
+                blocked_.contains({from, to})) {
+                ++frames_dropped_;
+                return;
+            }
+            auto envelope = decode_frame(frame, options_.limits);
+            MM_ASSERT(envelope.has_value());  // encoded by the handshake itself
+            received(*envelope);
+        },
+        arrival_tag(to));
 }
 
 void SimWorld::stop(SimNode& node) {

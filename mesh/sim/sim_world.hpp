@@ -7,7 +7,8 @@
 // jitter, loss, optional reordering, one-way blocks and partitions; nodes can crash and restart
 // (a restart is a new incarnation) and pause (as under SIGSTOP: its timers and the frames sent to
 // it wait until it resumes). Two nodes' frames travel on one connection, as over TCP: when either
-// forgets the other, what is in flight between them is lost.
+// forgets the other, what is in flight between them is lost. A node reaches its seeds through
+// the mesh handshake (handshake.hpp), frame by frame over the links, as over TCP.
 //
 // Owned by a test; single-threaded. Code above mesh/ attaches per node through the start and
 // stop hooks (services are built on start and destroyed on stop, before the node's core).
@@ -38,6 +39,9 @@ struct SimNodeConfig {
     NodeId id;
     std::string node_type = "HTTP";
     std::vector<NodeId> seeds;
+    // What its handshake proves: a node with another cluster name or secret never joins.
+    std::string cluster = "sim";
+    std::string secret = "sim-cluster-secret";
 };
 
 class SimWorld;
@@ -103,6 +107,7 @@ public:
     [[nodiscard]] std::uint64_t event_log_hash() const { return log_hash_; }
     [[nodiscard]] std::uint64_t frames_delivered() const { return frames_delivered_; }
     [[nodiscard]] std::uint64_t frames_dropped() const { return frames_dropped_; }
+    [[nodiscard]] std::uint64_t handshakes_refused() const { return handshakes_refused_; }
     [[nodiscard]] std::mt19937_64& random() { return random_; }
 
 private:
@@ -122,6 +127,13 @@ private:
     bool cancel(TimerId timer) { return events_.cancel(timer); }
     void transmit(SimNode& from, std::size_t to_index, Frame frame);
     void close_connection(std::size_t a, std::size_t b);
+    // `dialer` reaches the seed: challenge, hello and welcome cross the links; on a welcome the
+    // dialer's core is connected to the seed.
+    void dial_seed(SimNode& dialer, std::size_t seed_index);
+    // Carries a handshake frame from -> to (one latency, lost on a blocked link or a stopped
+    // node), then hands it to `received`.
+    void relay(std::size_t from, std::size_t to, Frame frame,
+               std::function<void(const Envelope&)> received);
     [[nodiscard]] std::uint64_t& connection_epoch(std::size_t a, std::size_t b);
     void log(std::uint64_t a, std::uint64_t b, std::uint64_t c);
     [[nodiscard]] SimNode* find(const NodeId& id);
@@ -142,6 +154,9 @@ private:
     std::uint64_t log_hash_ = 0;
     std::uint64_t frames_delivered_ = 0;
     std::uint64_t frames_dropped_ = 0;
+    std::uint64_t handshakes_refused_ = 0;
+    std::mt19937_64
+        nonces_;  // apart from random_, so that handshakes do not shift the links' draws
 };
 
 }  // namespace matchmesh::mesh::sim

@@ -316,3 +316,22 @@ TEST_CASE("mesh/requests: past the per-peer limit a request fails at once, other
     cluster.world.run_for(10ms);
     CHECK(cluster.world.node(NodeId("n0")).core().pending_requests() == 1);
 }
+
+TEST_CASE("mesh/membership: a node without the cluster's secret or name never joins") {
+    Cluster cluster(3);
+    REQUIRE(cluster.world.run_until_converged(2s));
+    SimNodeConfig wrong_secret{NodeId("intruder"), "HTTP", {Cluster::name(0)}};
+    wrong_secret.secret = "guessed-secret-0123456789";
+    cluster.world.add_node(wrong_secret);
+    SimNodeConfig other_cluster{NodeId("stranger"), "HTTP", {Cluster::name(1)}};
+    other_cluster.cluster = "another-cluster";
+    cluster.world.add_node(other_cluster);
+    cluster.world.run_for(5s);
+    CHECK(cluster.world.handshakes_refused() == 2);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(cluster.live_at(i) == std::vector<std::string>{"n0", "n1", "n2"});
+    }
+    CHECK(cluster.world.node(NodeId("intruder")).network().live_members().size() == 1);
+    CHECK(cluster.count_events(MembershipEvent::Kind::joined, NodeId("intruder")) == 0);
+    CHECK(cluster.count_events(MembershipEvent::Kind::joined, NodeId("stranger")) == 0);
+}
