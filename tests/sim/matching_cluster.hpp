@@ -11,6 +11,7 @@
 
 #include "matching/service.hpp"
 #include "mesh/sim/sim_world.hpp"
+#include "support/sim_cluster.hpp"
 
 namespace matching_sim {
 
@@ -20,51 +21,33 @@ using namespace matchmesh::mesh;
 using namespace matchmesh::mesh::sim;
 using namespace std::chrono_literals;
 
-inline MeshOptions sim_mesh_options() {
-    MeshOptions options;
-    options.membership.heartbeat_interval = Duration(100);
-    options.membership.dead_after = Duration(600);
-    return options;
-}
-
 struct MatchingCluster {
-    // Declared before the world: the world's stop hooks still use them while it is destroyed.
-    std::map<NodeId, std::unique_ptr<MatchingService>> services;
     std::map<std::string, PropertyWidths> profiles{{"Rank10", {{"rank", 10}}},
                                                    {"Rank100", {{"rank", 100}}},
                                                    {"LevelLeague", {{"league", 5}, {"level", 1}}}};
     std::vector<std::string> warnings;
-    SimWorld world;
+    test_support::SimCluster<MatchingService> sim;
+    SimWorld& world = sim.world;
 
     MatchingCluster(std::size_t count, int distribution_rate, std::uint64_t seed = 1,
                     LinkModel links = {})
-        : world(seed, sim_mesh_options(), links) {
-        world.on_start([this, distribution_rate](SimNode& node) {
-            ServiceOptions options;
-            options.distribution_rate = distribution_rate;
-            options.search_timeout = Duration(200);
-            options.on_warning = [this](const std::string& text) { warnings.push_back(text); };
-            auto service =
-                std::make_unique<MatchingService>(node.network(), node.scheduler(), options);
-            for (const auto& [id, widths] : profiles) {
-                REQUIRE(service->profiles().define(id, widths).has_value());
-            }
-            services[node.id()] = std::move(service);
-        });
-        world.on_stop([this](SimNode& node) { services.erase(node.id()); });
-        for (std::size_t i = 0; i < count; ++i) {
-            SimNodeConfig config{name(i), "HTTP", {}};
-            if (i > 0) {
-                config.seeds.push_back(name(0));
-            }
-            world.add_node(config);
-        }
-        REQUIRE(world.run_until_converged(5s));
-    }
+        : sim({.nodes = count, .seed = seed, .links = links}, [this,
+                                                               distribution_rate](SimNode& node) {
+              ServiceOptions options;
+              options.distribution_rate = distribution_rate;
+              options.search_timeout = Duration(200);
+              options.on_warning = [this](const std::string& text) { warnings.push_back(text); };
+              auto service =
+                  std::make_unique<MatchingService>(node.network(), node.scheduler(), options);
+              for (const auto& [id, widths] : profiles) {
+                  REQUIRE(service->profiles().define(id, widths).has_value());
+              }
+              return service;
+          }) {}
 
-    static NodeId name(std::size_t i) { return NodeId("n" + std::to_string(i)); }
-    MatchingService& at(const NodeId& id) { return *services.at(id); }
-    MatchingService& at(std::size_t i) { return at(name(i)); }
+    static NodeId name(std::size_t i) { return test_support::SimCluster<MatchingService>::name(i); }
+    MatchingService& at(const NodeId& id) { return sim.at(id); }
+    MatchingService& at(std::size_t i) { return sim.at(i); }
 
     // Runs a search started by `start` (which gets the callback) until it answers.
     template <typename Start>
@@ -91,7 +74,7 @@ struct MatchingCluster {
     // How many items with this origin any running node still stores.
     std::size_t stored_from(const NodeId& origin) {
         std::size_t count = 0;
-        for (auto& [id, service] : services) {
+        for (auto& [id, service] : sim.running()) {
             service->local_items().for_each_bucket([&](const BucketView& bucket) {
                 service->local_items().for_each_item(bucket.key, [&](const FoundItem& item) {
                     count += item.origin == origin.str() ? 1 : 0;

@@ -8,6 +8,7 @@
 
 #include "mesh/frame.hpp"
 #include "mesh/sim/sim_world.hpp"
+#include "support/sim_cluster.hpp"
 
 using namespace matchmesh;
 using namespace matchmesh::mesh;
@@ -17,37 +18,35 @@ using namespace std::chrono_literals;
 namespace {
 
 MeshOptions fast_options() {
-    MeshOptions options;
-    options.membership.heartbeat_interval = Duration(100);
-    options.membership.dead_after = Duration(600);
-    return options;
+    return test_support::fast_mesh_options();
 }
 
-// A world of `count` nodes n0..n{count-1}, all seeded with n0.
+// A world of `count` nodes n0..n{count-1}, all seeded with n0, recording every membership event.
 struct Cluster {
-    SimWorld world;
+    struct Tap {};  // the services of a node here: none, only its events recorded
+
     std::vector<MembershipEvent> events;  // every event any node published, in order
     std::vector<NodeId> event_nodes;
+    test_support::SimCluster<Tap> sim;
+    SimWorld& world = sim.world;
 
     explicit Cluster(std::size_t count, std::uint64_t seed = 7, LinkModel links = {},
                      MeshOptions options = fast_options())
-        : world(seed, std::move(options), links) {
-        world.on_start([this](SimNode& node) {
-            node.network().on_membership([this, id = node.id()](const MembershipEvent& event) {
-                events.push_back(event);
-                event_nodes.push_back(id);
-            });
-        });
-        for (std::size_t i = 0; i < count; ++i) {
-            SimNodeConfig config{name(i), "HTTP", {}};
-            if (i > 0) {
-                config.seeds.push_back(name(0));
-            }
-            world.add_node(config);
-        }
-    }
+        : sim({.nodes = count,
+               .seed = seed,
+               .links = links,
+               .mesh = std::move(options),
+               .converge_within = Duration(0)},
+              [this](SimNode& node) {
+                  node.network().on_membership(
+                      [this, id = node.id()](const MembershipEvent& event) {
+                          events.push_back(event);
+                          event_nodes.push_back(id);
+                      });
+                  return std::make_unique<Tap>();
+              }) {}
 
-    static NodeId name(std::size_t i) { return NodeId("n" + std::to_string(i)); }
+    static NodeId name(std::size_t i) { return test_support::SimCluster<Tap>::name(i); }
 
     std::vector<std::string> live_at(std::size_t i) {
         std::vector<std::string> ids;

@@ -13,6 +13,7 @@
 
 #include "matching/service.hpp"
 #include "mesh/sim/sim_world.hpp"
+#include "support/sim_cluster.hpp"
 #include "ticket/service.hpp"
 
 namespace ticket_sim {
@@ -33,9 +34,8 @@ struct Received {
 
 class Ledger final : public PushSink {
 public:
-    explicit Ledger(SimWorld& world) : world_(world) {}
     void push(const UserId& user, const PushMessage& message) override {
-        pushes[user].push_back(Received{message, world_.now()});
+        pushes[user].push_back(Received{message, world != nullptr ? world->now() : Time{}});
         if (is_terminal(message.kind)) {
             ++terminal[message.ticket_id][user];
             terminal_kinds[message.ticket_id].insert(message.kind);
@@ -71,67 +71,61 @@ public:
     std::map<TicketId, std::map<UserId, int>> terminal;  // per participation, per user
     std::map<TicketId, std::set<PushKind>> terminal_kinds;
     std::set<TicketId>
-        room_gone_cancels;  // cancels a home decided because a node was declared dead
-
-private:
-    SimWorld& world_;
+        room_gone_cancels;            // cancels a home decided because a node was declared dead
+    const SimWorld* world = nullptr;  // the clock pushes are stamped with
 };
 
-inline mesh::MeshOptions ticket_mesh_options() {
-    mesh::MeshOptions options;
-    options.membership.heartbeat_interval = Duration(100);
-    options.membership.dead_after = Duration(600);
-    return options;
-}
+// A node's store and ticket service, with the test's callbacks on ticket type `ranked`.
+struct TicketNode {
+    std::unique_ptr<matching::MatchingService> matching;
+    std::unique_ptr<TicketService> tickets;
+};
 
 struct TicketCluster {
-    std::map<NodeId, std::unique_ptr<matching::MatchingService>> matching;
-    std::map<NodeId, std::unique_ptr<TicketService>> tickets;
     std::function<Callbacks()> make_callbacks;
     std::function<void(const NodeId&)> on_node_stop;
     int distribution_rate = 50;
-    SimWorld world;
-    Ledger ledger{world};
+    Ledger ledger;
+    test_support::SimCluster<TicketNode> sim;
+    SimWorld& world = sim.world;
 
     TicketCluster(std::size_t count, std::uint64_t seed, LinkModel links,
                   std::function<Callbacks()> callbacks_factory)
-        : make_callbacks(std::move(callbacks_factory)), world(seed, ticket_mesh_options(), links) {
-        world.on_start([this](SimNode& node) {
-            matching::ServiceOptions matching_options;
-            matching_options.distribution_rate = distribution_rate;
-            matching_options.search_timeout = Duration(200);
-            auto store = std::make_unique<matching::MatchingService>(
-                node.network(), node.scheduler(), matching_options);
-            REQUIRE(store->profiles().define("Rank", {{"rank", 100}}).has_value());
-            TicketServiceOptions options;
-            options.limits.ticket_duration_min = std::chrono::seconds(1);
-            options.join_timeout = Duration(200);
-            options.courier.attempt_timeout = Duration(200);
-            auto service = std::make_unique<TicketService>(node.network(), node.scheduler(), *store,
-                                                           ledger, options);
-            service->set_callbacks(ranked, make_callbacks());
-            matching[node.id()] = std::move(store);
-            tickets[node.id()] = std::move(service);
-        });
-        world.on_stop([this](SimNode& node) {
-            if (on_node_stop) {
-                on_node_stop(node.id());
-            }
-            tickets.erase(node.id());
-            matching.erase(node.id());
-        });
-        for (std::size_t i = 0; i < count; ++i) {
-            SimNodeConfig config{name(i), "HTTP", {}};
-            if (i > 0) {
-                config.seeds.push_back(name(0));
-            }
-            world.add_node(config);
-        }
-        REQUIRE(world.run_until_converged(5s));
+        : make_callbacks(std::move(callbacks_factory)),
+          sim(
+              {.nodes = count, .seed = seed, .links = links},
+              [this](SimNode& node) { return build(node); },
+              [this](const NodeId& id) {
+                  if (on_node_stop) {
+                      on_node_stop(id);
+                  }
+              }) {
+        ledger.world = &sim.world;
     }
 
-    static NodeId name(std::size_t i) { return NodeId("n" + std::to_string(i)); }
-    TicketService& at(std::size_t i) { return *tickets.at(name(i)); }
+    std::unique_ptr<TicketNode> build(SimNode& node) {
+        matching::ServiceOptions matching_options;
+        matching_options.distribution_rate = distribution_rate;
+        matching_options.search_timeout = Duration(200);
+        auto built = std::make_unique<TicketNode>();
+        built->matching = std::make_unique<matching::MatchingService>(
+            node.network(), node.scheduler(), matching_options);
+        REQUIRE(built->matching->profiles().define("Rank", {{"rank", 100}}).has_value());
+        TicketServiceOptions options;
+        options.limits.ticket_duration_min = std::chrono::seconds(1);
+        options.join_timeout = Duration(200);
+        options.courier.attempt_timeout = Duration(200);
+        built->tickets = std::make_unique<TicketService>(node.network(), node.scheduler(),
+                                                         *built->matching, ledger, options);
+        built->tickets->set_callbacks(ranked, make_callbacks());
+        return built;
+    }
+
+    static NodeId name(std::size_t i) { return test_support::SimCluster<TicketNode>::name(i); }
+    TicketService& at(std::size_t i) { return *sim.at(i).tickets; }
+    TicketService& at(const NodeId& id) { return *sim.at(id).tickets; }
+    matching::MatchingService& store(std::size_t i) { return *sim.at(i).matching; }
+    [[nodiscard]] bool running(const NodeId& id) const { return sim.running(id); }
 
     User connect(std::size_t node, const std::string& user, std::int64_t rating) {
         User u{UserId(user), "sid-" + user, name(node), {{"rating", rating}}};
@@ -148,8 +142,8 @@ struct TicketCluster {
     std::vector<std::string> broken_invariants() {
         std::vector<std::string> broken;
         std::map<std::pair<UserId, TicketType>, std::vector<std::string>> rooms_of;
-        for (auto& [node, service] : tickets) {
-            for (const auto& [room_id, room] : service->rooms()) {
+        for (auto& [node, services] : sim.running()) {
+            for (const auto& [room_id, room] : services->tickets->rooms()) {
                 if (room.members.size() > room.max_members) {
                     broken.push_back("room " + room_id.str() + " holds " +
                                      std::to_string(room.members.size()) + " members, more than " +
@@ -161,7 +155,7 @@ struct TicketCluster {
                     }
                     const bool mutual = member.user->home == node ||
                                         (world.node(node).network().find_live(member.user->home) &&
-                                         tickets.contains(member.user->home) &&
+                                         sim.running(member.user->home) &&
                                          world.node(member.user->home).network().find_live(node));
                     if (mutual) {
                         static const char* states[] = {"searching", "waiting", "completed",
@@ -180,8 +174,8 @@ struct TicketCluster {
                                  rooms[1]);
             }
         }
-        for (auto& [node, service] : tickets) {
-            if (service->stale_reservations() > 0) {
+        for (auto& [node, services] : sim.running()) {
+            if (services->tickets->stale_reservations() > 0) {
                 broken.push_back("node " + node.str() + " holds expired reservations");
             }
         }

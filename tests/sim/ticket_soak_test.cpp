@@ -90,7 +90,7 @@ public:
         cluster_.run(Duration(20000));
         check_invariants();
         for (auto& [user, node] : homes_) {
-            if (cluster_.tickets.contains(TicketCluster::name(node))) {
+            if (cluster_.running(TicketCluster::name(node))) {
                 cluster_.at(node).disconnect_user(user);
             }
         }
@@ -153,8 +153,9 @@ public:
     }
 
     void check_empty() {
-        for (auto& [node, service] : cluster_.tickets) {
+        for (auto& [node, services] : cluster_.sim.running()) {
             CAPTURE(node.str());
+            const auto& service = services->tickets;
             CHECK(service->ticket_count() == 0);
             CHECK(service->room_count() == 0);
             for (const auto& [room_id, room] : service->rooms()) {
@@ -169,7 +170,7 @@ public:
             CHECK(service->participation_count() == 0);
             CHECK(service->courier().pending() == 0);
             CHECK(service->remembered_count() == 0);
-            CHECK(cluster_.matching.at(node)->local_items().size() == 0);
+            CHECK(services->matching->local_items().size() == 0);
         }
     }
 
@@ -205,7 +206,7 @@ private:
     std::size_t live_node() {
         std::vector<std::size_t> live;
         for (std::size_t i = 0; i < 5; ++i) {
-            if (cluster_.tickets.contains(TicketCluster::name(i))) {
+            if (cluster_.running(TicketCluster::name(i))) {
                 live.push_back(i);
             }
         }
@@ -235,7 +236,7 @@ private:
         const std::size_t node = homes_.at(owner.id);
         cluster_.at(node).start_ticket(
             ranked, owner.id, party, [this, owner, party, node](Result<void> started) {
-                if (!started || !cluster_.tickets.contains(TicketCluster::name(node))) {
+                if (!started || !cluster_.running(TicketCluster::name(node))) {
                     return;
                 }
                 auto ticket = cluster_.at(node).find_ticket(ranked, owner.id);
@@ -259,7 +260,7 @@ private:
             const UserId& user = someone.party[static_cast<std::size_t>(
                 pick(0, static_cast<std::int64_t>(someone.party.size()) - 1))];
             const std::size_t node = homes_.at(user);
-            if (!cluster_.tickets.contains(TicketCluster::name(node))) {
+            if (!cluster_.running(TicketCluster::name(node))) {
                 continue;
             }
             TicketService& service = cluster_.at(node);

@@ -1,6 +1,6 @@
 #pragma once
-// CoreCluster: simulated nodes that each run the stock node's core exactly as the binary wires
-// it (NodeServices and ClientCommands), on a SimWorld in virtual time, with client sessions that
+// CoreCluster: simulated nodes (a SimCluster) that each run the stock node's core exactly as the
+// binary wires it (NodeServices and ClientCommands), in virtual time, with client sessions that
 // talk to them as the client port would: the node's own command semantics, no sockets, no real
 // clock. The wall clock the commands see is the virtual clock.
 //
@@ -26,6 +26,7 @@
 #include "mesh/sim/sim_world.hpp"
 #include "node/client_commands.hpp"
 #include "node/services.hpp"
+#include "support/sim_cluster.hpp"
 
 namespace test_support {
 
@@ -34,42 +35,38 @@ public:
     struct Options {
         std::size_t nodes = 2;
         std::uint64_t seed = 1;
-        matchmesh::mesh::MeshOptions mesh;
+        matchmesh::mesh::MeshOptions mesh = fast_mesh_options();
         // Admission as the node would ask it (null: every ticket is taken).
         std::function<std::optional<matchmesh::node::Refusal>()> admit;
+    };
+
+    // One node's core: its services and its command semantics.
+    struct Node {
+        std::unique_ptr<matchmesh::node::NodeServices> services;
+        std::unique_ptr<matchmesh::node::ClientCommands> commands;
     };
 
     CoreCluster(const matchmesh::config::Config& config, matchmesh::ticket::PushSink& sink,
                 Options options)
         : config_(config),
           sink_(sink),
-          options_(std::move(options)),
-          world_(options_.seed, options_.mesh) {
-        world_.on_start([this](matchmesh::mesh::sim::SimNode& node) { wire(node); });
-        for (std::size_t i = 0; i < options_.nodes; ++i) {
-            std::vector<matchmesh::NodeId> seeds;
-            if (i > 0) {
-                seeds.push_back(name(0));
-            }
-            world_.add_node({name(i), "HTTP", seeds});
-        }
-        if (!world_.run_until_converged(std::chrono::seconds(10))) {
-            throw std::runtime_error("the simulated cluster did not form");
-        }
-    }
+          seed_(options.seed),
+          admit_(std::move(options.admit)),
+          nodes_(options.nodes),
+          sim_({.nodes = options.nodes, .seed = options.seed, .links = {}, .mesh = options.mesh},
+               [this](matchmesh::mesh::sim::SimNode& node) { return wire(node); }) {}
 
-    static matchmesh::NodeId name(std::size_t i) {
-        return matchmesh::NodeId(fmt::format("node-{}", i));
-    }
+    static matchmesh::NodeId name(std::size_t i) { return SimCluster<Node>::name(i); }
 
-    [[nodiscard]] matchmesh::mesh::sim::SimWorld& world() { return world_; }
+    [[nodiscard]] matchmesh::mesh::sim::SimWorld& world() { return sim_.world; }
+    [[nodiscard]] SimCluster<Node>& sim() { return sim_; }
     [[nodiscard]] matchmesh::node::NodeServices& services(std::size_t node) {
-        return *nodes_.at(name(node)).services;
+        return *sim_.at(node).services;
     }
     [[nodiscard]] matchmesh::node::ClientCommands& commands(std::size_t node) {
-        return *nodes_.at(name(node)).commands;
+        return *sim_.at(node).commands;
     }
-    [[nodiscard]] std::size_t size() const { return nodes_.size(); }
+    [[nodiscard]] std::size_t size() const { return nodes_; }
 
     // A new client connection to `node`.
     std::shared_ptr<matchmesh::node::Session> connect(std::size_t node) {
@@ -95,9 +92,9 @@ public:
         auto answer = std::make_shared<std::optional<matchmesh::node::ClientReply>>();
         send(session, matchmesh::node::ClientRequest{++requests_made_, std::move(command)},
              [answer](matchmesh::node::ClientReply reply) { *answer = std::move(reply); });
-        const matchmesh::Time until = world_.now() + limit;
-        while (!answer->has_value() && world_.now() < until) {
-            world_.run_for(matchmesh::Duration(10));
+        const matchmesh::Time until = sim_.world.now() + limit;
+        while (!answer->has_value() && sim_.world.now() < until) {
+            sim_.world.run_for(matchmesh::Duration(10));
         }
         return std::move(*answer);
     }
@@ -115,58 +112,55 @@ public:
     [[nodiscard]] const std::vector<std::string>& close_reasons() const { return close_reasons_; }
 
 private:
-    struct Node {
-        std::unique_ptr<matchmesh::node::NodeServices> services;
-        std::unique_ptr<matchmesh::node::ClientCommands> commands;
-    };
-
     static std::shared_ptr<spdlog::logger> quiet_log() {
         static const auto log = std::make_shared<spdlog::logger>("sim");  // no sinks
         return log;
     }
 
     // The node's own wiring and command semantics, with the seed and the virtual clock.
-    void wire(matchmesh::mesh::sim::SimNode& sim) {
-        Node& at = nodes_[sim.id()];
+    std::unique_ptr<Node> wire(matchmesh::mesh::sim::SimNode& sim) {
+        auto at = std::make_unique<Node>();
         matchmesh::node::ServiceHooks hooks;
-        hooks.on_superseded = [&at](const matchmesh::UserId& user) {
-            at.commands->superseded(user);
+        hooks.on_superseded = [commands = &at->commands](const matchmesh::UserId& user) {
+            (*commands)->superseded(user);
         };
-        hooks.seed = options_.seed + sim.index();
+        hooks.seed = seed_ + sim.index();
         auto services = matchmesh::node::NodeServices::create(config_, sim.network(),
                                                               sim.scheduler(), sink_, hooks);
         if (!services) {
             throw std::runtime_error("the node's services cannot be built: " + services.error());
         }
-        at.services = std::move(*services);
+        at->services = std::move(*services);
         matchmesh::node::CommandHooks command_hooks;
         command_hooks.unix_ms = [&scheduler = sim.scheduler()] {
             return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                   scheduler.now().time_since_epoch())
                                                   .count());
         };
-        command_hooks.admit = options_.admit;
+        command_hooks.admit = admit_;
         command_hooks.close_session = [this](const std::shared_ptr<matchmesh::node::Session>& s,
                                              std::string_view reason) {
             close_reasons_.emplace_back(reason);
             close(s);
         };
-        at.commands = std::make_unique<matchmesh::node::ClientCommands>(
-            config_, *at.services, sim.network(), sim.scheduler(), quiet_log(),
+        at->commands = std::make_unique<matchmesh::node::ClientCommands>(
+            config_, *at->services, sim.network(), sim.scheduler(), quiet_log(),
             std::move(command_hooks));
+        return at;
     }
 
     const matchmesh::config::Config& config_;
     matchmesh::ticket::PushSink& sink_;
-    Options options_;
-    matchmesh::mesh::sim::SimWorld world_;
-    std::map<matchmesh::NodeId, Node> nodes_;
+    std::uint64_t seed_;
+    std::function<std::optional<matchmesh::node::Refusal>()> admit_;
+    std::size_t nodes_;
     std::map<const matchmesh::node::Session*, std::size_t> node_of_;
     std::set<const matchmesh::node::Session*> closed_;
     std::vector<std::string> close_reasons_;
     std::vector<std::shared_ptr<matchmesh::node::Session>> sessions_;
     std::uint64_t sessions_made_ = 0;
     std::uint64_t requests_made_ = 0;
+    SimCluster<Node> sim_;  // last: its nodes use everything above
 };
 
 }  // namespace test_support
