@@ -1,6 +1,6 @@
-// matchmesh-bench-sim: costs that noise cannot move. The real ticket code — MatchingService,
-// TicketService and the stock node's ConfiguredTicketTypes, wired as Node::start wires them —
-// runs a simulated 3-node cluster in one process (SimWorld: virtual time, no sockets, 1 ms links),
+// matchmesh-bench-sim: costs that noise cannot move. The stock node's core — its services and
+// its client command semantics, built as the node builds them — runs a simulated 3-node cluster
+// in one process (the tests' SimCluster harness: virtual time, no sockets, 1 ms links),
 // so a seed gives the same events on every run (event_log_hash says so). Nothing is random
 // beyond the seed: ConfiguredTicketTypes only draws from its own generator for `randomize`,
 // which these ticket types leave at 0.
@@ -40,19 +40,21 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/trace.hpp"
 #include "config/config.hpp"
 #include "matching/service.hpp"
 #include "mesh/base/assert.hpp"
 #include "mesh/sim/sim_world.hpp"
-#include "bench/trace.hpp"
+#include "node/client_protocol.hpp"
 #include "node/services.hpp"
-#include "node/ticket_types.hpp"
+#include "support/core_cluster.hpp"
 #include "ticket/service.hpp"
 
 namespace {
@@ -111,10 +113,6 @@ double least_squares_slope(const std::vector<double>& x, const std::vector<doubl
     return denominator == 0 ? 0.0 : (n * sxy - sx * sy) / denominator;
 }
 
-NodeId node_name(std::size_t index) {
-    return NodeId(fmt::format("n{}", index));
-}
-
 struct Tally {
     std::uint64_t success = 0;
     std::uint64_t timeout = 0;
@@ -122,43 +120,20 @@ struct Tally {
     [[nodiscard]] std::uint64_t total() const { return success + timeout + cancel; }
 };
 
-class SimCluster;
-
-// One node of the simulated cluster: its services, built by the node's own wiring, and its push
-// sink: a terminal push makes ConfiguredTicketTypes forget the ticket (as the node does) and is
-// counted by the cluster. Owned by SimCluster from the node's start to its stop.
-class BenchNode final : public ticket::PushSink {
-public:
-    BenchNode(mesh::sim::SimNode& node, const config::Config& config, SimCluster& cluster);
-    BenchNode(const BenchNode&) = delete;
-    BenchNode& operator=(const BenchNode&) = delete;
-
-    void push(const UserId& user, const ticket::PushMessage& message) override;
-
-    [[nodiscard]] matching::MatchingService& matching() { return services_->store(); }
-    [[nodiscard]] ticket::TicketService& tickets() { return services_->tickets(); }
-    [[nodiscard]] node::ConfiguredTicketTypes& types() { return services_->types(); }
-
-private:
-    SimCluster& cluster_;
-    std::unique_ptr<node::NodeServices> services_;
-};
-
-// A converged 3-node simulated cluster running `config`'s ticket types. Owned by one benchmark
-// run; single-threaded.
-class SimCluster {
+// A converged 3-node simulated cluster running `config`'s ticket types: the stock node's core on
+// every node, through the one simulation harness (tests/support/core_cluster.hpp), with users
+// that say hello and start tickets through the node's own command semantics. Terminal pushes are
+// counted. Owned by one benchmark run; single-threaded.
+class SimCluster final : public ticket::PushSink {
 public:
     SimCluster(config::Config config, std::uint64_t seed, std::size_t tickets_max);
     SimCluster(const SimCluster&) = delete;
     SimCluster& operator=(const SimCluster&) = delete;
 
-    [[nodiscard]] mesh::sim::SimWorld& world() { return world_; }
-    [[nodiscard]] BenchNode& at(std::size_t index) { return *services_.at(index); }
+    [[nodiscard]] mesh::sim::SimWorld& world() { return cluster_->world(); }
     [[nodiscard]] const config::Config& config() const { return config_; }
-    [[nodiscard]] std::size_t tickets_max() const { return tickets_max_; }
-    [[nodiscard]] std::uint64_t seed() const { return seed_; }
 
-    // What the node does for a client's hello, and for its startTicket with {"rating": rating}.
+    // A client's hello on `node`, and its startTicket with {"rating": rating}.
     void connect_user(std::size_t node, const UserId& user);
     void start_ticket(std::size_t node, const UserId& user, ticket::TicketType type,
                       std::int64_t rating);
@@ -170,45 +145,26 @@ public:
     // Advances virtual time a millisecond at a time until `done`; fatal past `limit`.
     void run_until(const std::function<bool()>& done, Duration limit, std::string_view what);
 
-    [[nodiscard]] std::size_t items_stored() const;  // store items, every replica counted
-    [[nodiscard]] std::size_t tickets_in(ticket::TicketPhase phase) const;
-    [[nodiscard]] std::size_t replicas() const;
-    [[nodiscard]] std::uint64_t rooms_completed() const;
+    [[nodiscard]] std::size_t items_stored();  // store items, every replica counted
+    [[nodiscard]] std::size_t tickets_in(ticket::TicketPhase phase);
+    [[nodiscard]] std::size_t replicas();
+    [[nodiscard]] std::uint64_t rooms_completed();
+
+    void push(const UserId& user, const ticket::PushMessage& message) override;
 
     Tally tally;
     std::function<void(const UserId&, const ticket::PushMessage&)> on_terminal;
 
 private:
     config::Config config_;
-    std::size_t tickets_max_;
-    std::uint64_t seed_;
-    std::uint64_t next_session_ = 1;
-    // By node index. Declared before world_, whose destructor stops the nodes through the hook.
-    std::vector<std::unique_ptr<BenchNode>> services_;
-    mesh::sim::SimWorld world_;
+    std::unique_ptr<test_support::CoreCluster> cluster_;
+    std::unordered_map<UserId, std::shared_ptr<node::Session>> sessions_;
 };
 
-BenchNode::BenchNode(mesh::sim::SimNode& node, const config::Config& config, SimCluster& cluster)
-    : cluster_(cluster) {
-    node::ServiceHooks hooks;
-    hooks.tickets_max = cluster.tickets_max();
-    hooks.seed = cluster.seed() + node.index();
-    auto services =
-        node::NodeServices::create(config, node.network(), node.scheduler(), *this, hooks);
-    if (!services) {
-        fatal(services.error());
-    }
-    services_ = std::move(*services);
-}
-
-void BenchNode::push(const UserId& user, const ticket::PushMessage& message) {
+void SimCluster::push(const UserId& user, const ticket::PushMessage& message) {
     if (!ticket::is_terminal(message.kind)) {
         return;
     }
-    if (services_) {
-        services_->types().forget(user, message.ticket_type);
-    }
-    Tally& tally = cluster_.tally;
     if (message.kind == ticket::PushKind::success) {
         ++tally.success;
     } else if (message.kind == ticket::PushKind::timeout) {
@@ -216,8 +172,8 @@ void BenchNode::push(const UserId& user, const ticket::PushMessage& message) {
     } else {
         ++tally.cancel;
     }
-    if (cluster_.on_terminal) {
-        cluster_.on_terminal(user, message);
+    if (on_terminal) {
+        on_terminal(user, message);
     }
 }
 
@@ -229,90 +185,81 @@ mesh::MeshOptions mesh_options(const config::Config& config) {
 }
 
 SimCluster::SimCluster(config::Config config, std::uint64_t seed, std::size_t tickets_max)
-    : config_(std::move(config)),
-      tickets_max_(tickets_max),
-      seed_(seed),
-      services_(nodes_count),
-      world_(seed, mesh_options(config_), mesh::sim::LinkModel{}) {
-    world_.on_start([this](mesh::sim::SimNode& node) {
-        services_.at(node.index()) = std::make_unique<BenchNode>(node, config_, *this);
-    });
-    world_.on_stop([this](mesh::sim::SimNode& node) { services_.at(node.index()).reset(); });
-    for (std::size_t i = 0; i < nodes_count; ++i) {
-        mesh::sim::SimNodeConfig node{node_name(i), config_.matching.target_node_type, {}};
-        if (i > 0) {
-            node.seeds.push_back(node_name(0));
-        }
-        world_.add_node(std::move(node));
-    }
-    if (!world_.run_until_converged(std::chrono::seconds(10))) {
-        fatal("sim: the 3 nodes did not converge within 10 s of virtual time");
+    : config_(std::move(config)) {
+    test_support::CoreCluster::Options options;
+    options.nodes = nodes_count;
+    options.seed = seed;
+    options.mesh = mesh_options(config_);
+    options.tickets_max = tickets_max;
+    options.converge_within = std::chrono::seconds(10);
+    try {
+        cluster_ = std::make_unique<test_support::CoreCluster>(config_, *this, std::move(options));
+    } catch (const std::exception& failed) {
+        fatal(fmt::format("sim: {}", failed.what()));
     }
 }
 
 void SimCluster::connect_user(std::size_t node, const UserId& user) {
-    at(node).tickets().connect_user(
-        ticket::User{user,
-                     std::to_string(next_session_++),
-                     node_name(node),
-                     {},
-                     static_cast<std::uint64_t>(ms_since_epoch(world_.now()))});
+    auto session = cluster_->connect(node);
+    cluster_->send(session, node::ClientRequest{1, node::HelloCommand{user, "", {}}},
+                   [user](const node::ClientReply& reply) {
+                       if (const auto* error = std::get_if<node::ReplyError>(&reply.body)) {
+                           fatal(fmt::format("hello for {}: {}", user.str(), error->message));
+                       }
+                   });
+    sessions_[user] = std::move(session);
 }
 
 void SimCluster::start_ticket(std::size_t node, const UserId& user, ticket::TicketType type,
                               std::int64_t rating) {
-    BenchNode& services = at(node);
-    const matching::Properties values{{"rating", rating}};
-    if (auto checked = services.types().check_values(type, values); !checked) {
-        fatal(checked.error());
-    }
-    if (!services.tickets().set_user_data(user, {{"rating", rating}})) {
-        fatal(fmt::format("startTicket for {}: not connected to {}", user.str(),
-                          node_name(node).str()));
-    }
-    services.tickets().start_ticket(type, user, {}, [user](ticket::Result<void> started) {
-        if (!started) {
-            fatal(fmt::format("startTicket for {}: {}", user.str(), started.error().message));
-        }
-    });
+    (void)node;  // the user's session is on its node
+    node::StartTicketCommand start;
+    start.ticket_type = type;
+    start.values["rating"] = rating;
+    cluster_->send(sessions_.at(user), node::ClientRequest{2, std::move(start)},
+                   [user](const node::ClientReply& reply) {
+                       if (const auto* error = std::get_if<node::ReplyError>(&reply.body)) {
+                           fatal(fmt::format("startTicket for {}: {}", user.str(), error->message));
+                       }
+                   });
 }
 
 void SimCluster::run_until(const std::function<bool()>& done, Duration limit,
                            std::string_view what) {
-    const Time deadline = world_.now() + limit;
+    const Time deadline = world().now() + limit;
     while (!done()) {
-        if (world_.now() >= deadline) {
+        if (world().now() >= deadline) {
             fatal(fmt::format("sim: {} did not happen within {} ms of virtual time", what,
                               limit.count()));
         }
-        world_.run_for(Duration(1));
+        world().run_for(Duration(1));
     }
 }
 
-std::size_t SimCluster::items_stored() const {
+std::size_t SimCluster::items_stored() {
     std::size_t items = 0;
-    for (const auto& services : services_) {
-        items += services->matching().local_items().size();
+    for (std::size_t i = 0; i < nodes_count; ++i) {
+        items += cluster_->services(i).store().local_items().size();
     }
     return items;
 }
 
-std::size_t SimCluster::tickets_in(ticket::TicketPhase phase) const {
+std::size_t SimCluster::tickets_in(ticket::TicketPhase phase) {
     std::size_t tickets = 0;
-    for (const auto& services : services_) {
-        tickets += services->tickets().ticket_count(phase);
+    for (std::size_t i = 0; i < nodes_count; ++i) {
+        tickets += cluster_->services(i).tickets().ticket_count(phase);
     }
     return tickets;
 }
 
-std::size_t SimCluster::replicas() const {
-    return services_.front()->matching().placement().replica_count();
+std::size_t SimCluster::replicas() {
+    return cluster_->services(0).store().placement().replica_count();
 }
 
-std::uint64_t SimCluster::rooms_completed() const {
+std::uint64_t SimCluster::rooms_completed() {
     std::uint64_t rooms = 0;
-    for (const auto& services : services_) {
-        rooms += services->tickets().counters().completed;
+    for (std::size_t i = 0; i < nodes_count; ++i) {
+        rooms += cluster_->services(i).tickets().counters().completed;
     }
     return rooms;
 }

@@ -38,10 +38,20 @@ public:
         matchmesh::mesh::MeshOptions mesh = fast_mesh_options();
         // Admission as the node would ask it (null: every ticket is taken).
         std::function<std::optional<matchmesh::node::Refusal>()> admit;
+        std::size_t tickets_max = 100000;  // live tickets owned per node
+        matchmesh::Duration converge_within{5000};
     };
 
-    // One node's core: its services and its command semantics.
-    struct Node {
+    // One node's core: its services and its command semantics. Its pushes go through the
+    // commands (as the node's do: a terminal one forgets the ticket) to the cluster's sink.
+    struct Node final : matchmesh::ticket::PushSink {
+        explicit Node(matchmesh::ticket::PushSink& sink) : sink(sink) {}
+        void push(const matchmesh::UserId& user,
+                  const matchmesh::ticket::PushMessage& message) override {
+            commands->on_push(user, message);
+            sink.push(user, message);
+        }
+        matchmesh::ticket::PushSink& sink;
         std::unique_ptr<matchmesh::node::NodeServices> services;
         std::unique_ptr<matchmesh::node::ClientCommands> commands;
     };
@@ -52,8 +62,13 @@ public:
           sink_(sink),
           seed_(options.seed),
           admit_(std::move(options.admit)),
+          tickets_max_(options.tickets_max),
           nodes_(options.nodes),
-          sim_({.nodes = options.nodes, .seed = options.seed, .links = {}, .mesh = options.mesh},
+          sim_({.nodes = options.nodes,
+                .seed = options.seed,
+                .links = {},
+                .mesh = options.mesh,
+                .converge_within = options.converge_within},
                [this](matchmesh::mesh::sim::SimNode& node) { return wire(node); }) {}
 
     static matchmesh::NodeId name(std::size_t i) { return SimCluster<Node>::name(i); }
@@ -119,14 +134,15 @@ private:
 
     // The node's own wiring and command semantics, with the seed and the virtual clock.
     std::unique_ptr<Node> wire(matchmesh::mesh::sim::SimNode& sim) {
-        auto at = std::make_unique<Node>();
+        auto at = std::make_unique<Node>(sink_);
         matchmesh::node::ServiceHooks hooks;
         hooks.on_superseded = [commands = &at->commands](const matchmesh::UserId& user) {
             (*commands)->superseded(user);
         };
         hooks.seed = seed_ + sim.index();
+        hooks.tickets_max = tickets_max_;
         auto services = matchmesh::node::NodeServices::create(config_, sim.network(),
-                                                              sim.scheduler(), sink_, hooks);
+                                                              sim.scheduler(), *at, hooks);
         if (!services) {
             throw std::runtime_error("the node's services cannot be built: " + services.error());
         }
@@ -153,6 +169,7 @@ private:
     matchmesh::ticket::PushSink& sink_;
     std::uint64_t seed_;
     std::function<std::optional<matchmesh::node::Refusal>()> admit_;
+    std::size_t tickets_max_;
     std::size_t nodes_;
     std::map<const matchmesh::node::Session*, std::size_t> node_of_;
     std::set<const matchmesh::node::Session*> closed_;
