@@ -37,20 +37,6 @@ bool serves(const NodeProcess& node) {
     return reply && std::holds_alternative<std::vector<mesh::MemberInfo>>(reply->body);
 }
 
-bool logged(const NodeProcess& node, const std::string& text) {
-    return eventually([&] { return node.log_text().find(text) != std::string::npos; }, 2s);
-}
-
-// A message 100 structs deep, framed.
-std::vector<std::byte> deep_message() {
-    capnp::MallocMessageBuilder message;
-    auto nest = message.initRoot<test::Nest>();
-    for (int depth = 0; depth < 100; ++depth) {
-        nest = nest.initNext();
-    }
-    return bytes_of(mesh::encode_message_frame(message));
-}
-
 // A body whose segment table claims 600 segments.
 std::vector<std::byte> many_segments() {
     constexpr std::uint32_t segments = 600;

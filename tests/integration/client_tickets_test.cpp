@@ -11,9 +11,9 @@
 
 #include "node/metrics.hpp"
 #include "node/token.hpp"
+#include "process_cluster.hpp"
 #include "raw_connection.hpp"
 #include "tests/integration/hostile.capnp.h"
-#include "ticket_cluster.hpp"
 
 using namespace integration;
 using namespace matchmesh;
@@ -63,10 +63,6 @@ std::uint64_t unix_now() {
                                           .count());
 }
 
-bool logged(const NodeProcess& node, const std::string& text) {
-    return eventually([&] { return node.log_text().find(text) != std::string::npos; }, 2s);
-}
-
 // No node logged at error level (these tests expect none).
 void check_no_errors_logged(const Cluster& cluster, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) {
@@ -90,16 +86,6 @@ bool closed_soon(BlockingClient& client, std::chrono::milliseconds timeout) {
                 std::string(message->index() == 0 ? "reply" : "push"));
     }
     return false;
-}
-
-// A framed message 100 structs deep: framed correctly, but no valid Request.
-std::vector<std::byte> deep_message() {
-    capnp::MallocMessageBuilder message;
-    auto nest = message.initRoot<test::Nest>();
-    for (int depth = 0; depth < 100; ++depth) {
-        nest = nest.initNext();
-    }
-    return bytes_of(mesh::encode_message_frame(message));
 }
 
 struct ThreeNodes {

@@ -8,6 +8,7 @@
 
 #include "node/blocking_client.hpp"
 #include "node_process.hpp"
+#include "process_cluster.hpp"
 
 using namespace integration;
 using namespace matchmesh;
@@ -66,22 +67,8 @@ std::vector<std::string> stored_origins(const std::string& client_address) {
 }
 
 struct ThreeNodes {
-    TestFolder folder;
-    std::filesystem::path config = folder.write("cluster.json", test_config());
-    std::vector<NodeProcess> nodes;
-
-    ThreeNodes() {
-        nodes.push_back(NodeProcess::start(folder, "node-a", config));
-        for (const char* id : {"node-b", "node-c"}) {
-            nodes.push_back(
-                NodeProcess::start(folder, id, config, {"--seeds", nodes.front().mesh_address()}));
-        }
-        for (auto& node : nodes) {
-            REQUIRE_MESSAGE(
-                eventually([&] { return member_ids(node.client_address()).size() == 3; }, 10s),
-                node.id(), " does not see three members; log:\n", node.log_text());
-        }
-    }
+    Cluster cluster{test_config(), 3};
+    NodeProcess& node(std::size_t i) { return cluster.node(i); }
 };
 
 }  // namespace
@@ -89,10 +76,10 @@ struct ThreeNodes {
 TEST_CASE_FIXTURE(ThreeNodes,
                   "integration/cluster: an item added through one node is found "
                   "through every other") {
-    CHECK(member_ids(nodes[1].client_address()) ==
+    CHECK(member_ids(node(1).client_address()) ==
           std::vector<std::string>{"node-a", "node-b", "node-c"});
     for (int rank = 0; rank < 100; rank += 10) {
-        auto client = BlockingClient::connect(nodes[0].client_address());
+        auto client = BlockingClient::connect(node(0).client_address());
         REQUIRE(client.has_value());
         auto reply = client->call(AddCommand{"RankMatch",
                                              "item-" + std::to_string(rank),
@@ -103,11 +90,11 @@ TEST_CASE_FIXTURE(ThreeNodes,
         REQUIRE(reply.has_value());
         CHECK(std::holds_alternative<std::monostate>(reply->body));
     }
-    for (auto& node : nodes) {
+    for (std::size_t i = 0; i < 3; ++i) {
         for (int rank = 0; rank < 100; rank += 10) {
             CHECK(eventually(
                 [&] {
-                    return search_ids(node.client_address(), rank + 5) ==
+                    return search_ids(node(i).client_address(), rank + 5) ==
                            std::vector<std::string>{"item-" + std::to_string(rank)};
                 },
                 2s));
@@ -119,7 +106,7 @@ TEST_CASE_FIXTURE(ThreeNodes,
                   "integration/cluster: a killed node is declared dead in time and "
                   "its items are purged everywhere") {
     for (int i = 0; i < 20; ++i) {
-        auto client = BlockingClient::connect(nodes[2].client_address());
+        auto client = BlockingClient::connect(node(2).client_address());
         REQUIRE(client.has_value());
         REQUIRE(client
                     ->call(AddCommand{
@@ -128,51 +115,52 @@ TEST_CASE_FIXTURE(ThreeNodes,
     }
     REQUIRE(eventually(
         [&] {
-            const auto a = stored_origins(nodes[0].client_address());
-            const auto b = stored_origins(nodes[1].client_address());
+            const auto a = stored_origins(node(0).client_address());
+            const auto b = stored_origins(node(1).client_address());
             return std::count(a.begin(), a.end(), "node-c") +
                        std::count(b.begin(), b.end(), "node-c") >
                    0;
         },
         2s));
     const auto killed_at = std::chrono::steady_clock::now();
-    nodes[2].send_signal(SIGKILL);
-    REQUIRE(nodes[2].wait(5s).has_value());
+    node(2).send_signal(SIGKILL);
+    REQUIRE(node(2).wait(5s).has_value());
     // deadAfterMs is 800 with 100 ms heartbeats: dead within about a second.
-    CHECK(eventually([&] { return member_ids(nodes[0].client_address()).size() == 2; }, 3s));
-    CHECK(eventually([&] { return member_ids(nodes[1].client_address()).size() == 2; }, 3s));
+    CHECK(eventually([&] { return member_ids(node(0).client_address()).size() == 2; }, 3s));
+    CHECK(eventually([&] { return member_ids(node(1).client_address()).size() == 2; }, 3s));
     CHECK(std::chrono::steady_clock::now() - killed_at < 2500ms);
     for (int i : {0, 1}) {
-        const auto origins = stored_origins(nodes[i].client_address());
+        const auto origins = stored_origins(node(i).client_address());
         CHECK(std::count(origins.begin(), origins.end(), "node-c") == 0);
     }
-    CHECK(nodes[0].log_text().find("node-c declared dead") != std::string::npos);
+    CHECK(node(0).log_text().find("node-c declared dead") != std::string::npos);
 }
 
 TEST_CASE_FIXTURE(ThreeNodes, "integration/cluster: a node with the wrong secret is refused") {
-    const auto wrong = folder.write("wrong.json", test_config("another-secret-9876543210"));
-    auto intruder =
-        NodeProcess::start(folder, "intruder", wrong, {"--seeds", nodes[0].mesh_address()});
+    const auto wrong =
+        cluster.folder().write("wrong.json", test_config("another-secret-9876543210"));
+    auto intruder = NodeProcess::start(cluster.folder(), "intruder", wrong,
+                                       {"--seeds", node(0).mesh_address()});
     std::this_thread::sleep_for(1500ms);
-    CHECK(member_ids(nodes[0].client_address()).size() == 3);
+    CHECK(member_ids(node(0).client_address()).size() == 3);
     CHECK(member_ids(intruder.client_address()) == std::vector<std::string>{"intruder"});
-    CHECK(nodes[0].log_text().find("handshake refused: wrong secret from 'intruder'") !=
+    CHECK(node(0).log_text().find("handshake refused: wrong secret from 'intruder'") !=
           std::string::npos);
 }
 
 TEST_CASE_FIXTURE(ThreeNodes, "integration/cluster: SIGUSR1 dumps, SIGTERM leaves and exits 0") {
-    nodes[1].send_signal(SIGUSR1);
-    CHECK(eventually(
-        [&] { return nodes[1].stdout_text().find("=== end ===") != std::string::npos; }, 3s));
-    const std::string dump = nodes[1].stdout_text();
+    node(1).send_signal(SIGUSR1);
+    CHECK(eventually([&] { return node(1).stdout_text().find("=== end ===") != std::string::npos; },
+                     3s));
+    const std::string dump = node(1).stdout_text();
     CHECK(dump.find("=== matchmesh node node-b") != std::string::npos);
     CHECK(dump.find("members (3):") != std::string::npos);
-    CHECK(member_ids(nodes[1].client_address()).size() == 3);  // still serving
+    CHECK(member_ids(node(1).client_address()).size() == 3);  // still serving
 
-    nodes[1].send_signal(SIGTERM);
-    CHECK(nodes[1].wait(5s) == std::optional<int>(0));
-    CHECK(eventually([&] { return member_ids(nodes[0].client_address()).size() == 2; }, 500ms));
-    CHECK(nodes[0].log_text().find("node-b left the cluster") != std::string::npos);
+    node(1).send_signal(SIGTERM);
+    CHECK(node(1).wait(5s) == std::optional<int>(0));
+    CHECK(eventually([&] { return member_ids(node(0).client_address()).size() == 2; }, 500ms));
+    CHECK(node(0).log_text().find("node-b left the cluster") != std::string::npos);
 }
 
 TEST_CASE("integration/node: bad configs and busy ports stop the node with a clear message") {

@@ -81,4 +81,10 @@ bool eventually(Condition&& condition, std::chrono::milliseconds timeout) {
     return condition();
 }
 
+// Whether the node's log shows `text` within two seconds.
+inline bool logged(const NodeProcess& node, const std::string& text) {
+    return eventually([&] { return node.log_text().find(text) != std::string::npos; },
+                      std::chrono::seconds(2));
+}
+
 }  // namespace integration

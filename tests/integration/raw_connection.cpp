@@ -10,6 +10,7 @@
 #include "mesh/auth.hpp"
 #include "mesh/control.hpp"
 #include "mesh/envelope.capnp.h"
+#include "tests/integration/hostile.capnp.h"
 
 namespace integration {
 
@@ -162,6 +163,15 @@ std::expected<std::string, std::string> RawConnection::handshake(
         return std::unexpected("garbled welcome");
     }
     return welcome->member.id.str();
+}
+
+std::vector<std::byte> deep_message() {
+    capnp::MallocMessageBuilder message;
+    auto nest = message.initRoot<test::Nest>();
+    for (int depth = 0; depth < 100; ++depth) {
+        nest = nest.initNext();
+    }
+    return bytes_of(mesh::encode_message_frame(message));
 }
 
 }  // namespace integration

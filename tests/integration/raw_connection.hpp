@@ -42,6 +42,8 @@ private:
 };
 
 std::vector<std::byte> bytes_of(const matchmesh::mesh::Frame& frame);
+// A framed message 100 structs deep: framed correctly, but past every nesting limit.
+std::vector<std::byte> deep_message();
 std::vector<std::byte> header_bytes(std::uint32_t length, std::uint16_t version,
                                     std::uint16_t reserved);
 

@@ -5,7 +5,7 @@
 
 #include <csignal>
 
-#include "ticket_cluster.hpp"
+#include "process_cluster.hpp"
 
 using namespace integration;
 using namespace std::chrono_literals;

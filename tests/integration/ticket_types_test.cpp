@@ -3,7 +3,7 @@
 // completeWhen / maxMembers decide when a free-for-all room completes.
 #include <doctest/doctest.h>
 
-#include "ticket_cluster.hpp"
+#include "process_cluster.hpp"
 
 using namespace integration;
 using namespace matchmesh;

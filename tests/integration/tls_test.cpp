@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "ticket_cluster.hpp"
+#include "process_cluster.hpp"
 
 using namespace integration;
 using namespace matchmesh;

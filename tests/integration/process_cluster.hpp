@@ -1,7 +1,7 @@
 #pragma once
-// Helpers for multi-process ticket tests: a cluster of real nodes sharing one config, client
-// sessions that said hello, and bounded waits for replies and pushes. Every wait has a deadline
-// in seconds; a failed REQUIRE unwinds the Cluster, whose NodeProcesses kill their nodes.
+// The real-process harness of the integration tests: a cluster of real nodes sharing one config,
+// client sessions that said hello, and bounded waits for replies and pushes. Every wait has a
+// deadline in seconds; a failed REQUIRE unwinds the Cluster, whose NodeProcesses kill their nodes.
 
 #include <doctest/doctest.h>
 
@@ -58,6 +58,7 @@ public:
     }
 
     [[nodiscard]] const NodeProcess& node(std::size_t i) const { return nodes_.at(i); }
+    [[nodiscard]] NodeProcess& node(std::size_t i) { return nodes_.at(i); }
     [[nodiscard]] const std::string& client_address(std::size_t i) const {
         return nodes_.at(i).client_address();
     }
