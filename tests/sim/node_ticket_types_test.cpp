@@ -1,0 +1,244 @@
+// The stock node's ticket types, as a config file gives them, in virtual time on three simulated
+// nodes running the node's core: allowMatch decides 1v1 matches, ticketDurationSeconds ends an
+// unmatched ticket with 219 at that very time, completeWhen completes a free-for-all after its
+// wait, and a full room completes at once. Policy, timed exactly: no processes, no wall clock.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "node/client_protocol.hpp"
+#include "support/core_cluster.hpp"
+
+using namespace matchmesh;
+using namespace matchmesh::node;
+using ticket::PushKind;
+
+namespace {
+
+constexpr ticket::TicketType duel = 1;      // allowMatch: ratings at most 100 apart; 3 s
+constexpr ticket::TicketType ffa = 2;       // 4 seats; complete with 2 or more after 3 s; 6 s
+constexpr ticket::TicketType ffa_wait = 3;  // 4 seats; completeWhen far away (30 s): only full
+
+// Searches reach +-300 around the player's rating, so that players 110 apart find each other's
+// rooms and only allowMatch keeps them apart.
+constexpr const char* types_config = R"({
+ "cluster": {"secret": "ticket-types-secret-0123456789"},
+ "matching": {"profiles": {"RankMatch": {"rank": 10}}},
+ "limits": {"ticketDurationMinSeconds": 1},
+ "ticketTypes": {
+  "1": {"name": "duel", "profiles": ["RankMatch"], "tags": ["duel"], "maxMembers": 2,
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "allowMatch": {"value": "rating", "maxDifference": 100},
+        "ticketDurationSeconds": 3, "searchIntervalMs": 100, "searchTries": 3},
+  "2": {"name": "ffa", "profiles": ["RankMatch"], "tags": ["ffa"], "maxMembers": 4,
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "completeWhen": {"minMembers": 2, "afterSeconds": 3},
+        "ticketDurationSeconds": 6, "searchIntervalMs": 100, "searchTries": 3},
+  "3": {"name": "ffa-wait", "profiles": ["RankMatch"], "tags": ["ffa-wait"], "maxMembers": 4,
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "completeWhen": {"minMembers": 2, "afterSeconds": 30},
+        "ticketDurationSeconds": 40, "searchIntervalMs": 100, "searchTries": 3}}})";
+
+struct Heard {
+    ticket::PushMessage message;
+    Time at;
+};
+
+class Pushes final : public ticket::PushSink {
+public:
+    void push(const UserId& user, const ticket::PushMessage& message) override {
+        heard[user.str()].push_back(Heard{message, world == nullptr ? Time{} : world->now()});
+    }
+    // The user's terminal pushes.
+    std::vector<Heard> ends(const std::string& user) const {
+        std::vector<Heard> terminal;
+        if (auto found = heard.find(user); found != heard.end()) {
+            for (const Heard& push : found->second) {
+                if (ticket::is_terminal(push.message.kind)) {
+                    terminal.push_back(push);
+                }
+            }
+        }
+        return terminal;
+    }
+    std::map<std::string, std::vector<Heard>> heard;
+    const mesh::sim::SimWorld* world = nullptr;
+};
+
+class Fixture {
+public:
+    Fixture() : config_(load()), cluster_(config_, pushes, options()) {
+        pushes.world = &cluster_.world();
+    }
+
+    // A player on `node` who said hello.
+    std::shared_ptr<Session> player(std::size_t node, const std::string& name) {
+        auto session = cluster_.connect(node);
+        auto reply = cluster_.call(session, HelloCommand{UserId(name), "", {}});
+        REQUIRE(reply);
+        REQUIRE(std::holds_alternative<std::monostate>(reply->body));
+        return session;
+    }
+
+    void start(const std::shared_ptr<Session>& session, ticket::TicketType type, int rating) {
+        StartTicketCommand command;
+        command.ticket_type = type;
+        command.values["rating"] = std::int64_t{rating};
+        auto reply = cluster_.call(session, command);
+        REQUIRE(reply);
+        REQUIRE(std::holds_alternative<std::monostate>(reply->body));
+    }
+
+    std::vector<std::string> members(const std::shared_ptr<Session>& session,
+                                     ticket::TicketType type) {
+        auto reply = cluster_.call(session, TicketCommand{TicketAction::members, type});
+        REQUIRE(reply);
+        std::vector<std::string> names;
+        if (auto* ids = std::get_if<std::vector<UserId>>(&reply->body)) {
+            for (const UserId& id : *ids) {
+                names.push_back(id.str());
+            }
+        }
+        return names;
+    }
+
+    void run(Duration duration) { cluster_.world().run_for(duration); }
+    [[nodiscard]] Time now() { return cluster_.world().now(); }
+
+    Pushes pushes;
+
+private:
+    static config::Config load() {
+        auto loaded = config::load_string(types_config, "ticket types");
+        REQUIRE(loaded);
+        return *loaded;
+    }
+    static test_support::CoreCluster::Options options() {
+        test_support::CoreCluster::Options options;
+        options.nodes = 3;
+        return options;
+    }
+
+    config::Config config_;
+    test_support::CoreCluster cluster_;
+};
+
+Duration since(Time start, Time end) {
+    return std::chrono::duration_cast<Duration>(end - start);
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture, "node/ticket-types: 1v1 players within allowMatch.maxDifference match") {
+    auto alice = player(0, "alice");
+    auto bob = player(1, "bob");
+    start(alice, duel, 1000);
+    run(Duration(300));  // alice waits in her room
+    const Time started = now();
+    start(bob, duel, 1090);
+    run(Duration(1000));
+    REQUIRE(pushes.ends("alice").size() == 1);
+    REQUIRE(pushes.ends("bob").size() == 1);
+    CHECK(pushes.ends("alice")[0].message.kind == PushKind::success);
+    CHECK(pushes.ends("bob")[0].message.room_id == pushes.ends("alice")[0].message.room_id);
+    CHECK(since(started, pushes.ends("bob")[0].at) < Duration(100));  // the first search found it
+    CHECK(members(alice, duel) == std::vector<std::string>{"alice", "bob"});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: 1v1 players further apart than maxDifference each hear 219 "
+                  "at ticketDurationSeconds") {
+    auto alice = player(0, "alice");
+    auto bob = player(1, "bob");
+    const Time alice_started = now();
+    start(alice, duel, 1000);
+    run(Duration(300));
+    const Time bob_started = now();
+    start(bob, duel, 1110);
+    run(Duration(4000));
+    for (const auto& [name, began] : {std::pair{"alice", alice_started}, {"bob", bob_started}}) {
+        CAPTURE(name);
+        const auto ends = pushes.ends(name);
+        REQUIRE(ends.size() == 1);
+        CHECK(ends[0].message.kind == PushKind::timeout);
+        CHECK(ends[0].message.cmd == ticket::push_timeout);
+        CHECK(ends[0].message.room_id == ends[0].message.ticket_id.str());  // its own room
+        const Duration took = since(began, ends[0].at);
+        CHECK(took >= Duration(3000));
+        CHECK(took <= Duration(3020));
+    }
+    CHECK(pushes.ends("alice")[0].message.room_id != pushes.ends("bob")[0].message.room_id);
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a free-for-all below maxMembers completes at "
+                  "completeWhen.afterSeconds with the room's members") {
+    auto p1 = player(0, "p1");
+    auto p2 = player(1, "p2");
+    auto p3 = player(2, "p3");
+    const Time started = now();
+    start(p1, ffa, 1000);
+    run(Duration(300));
+    start(p2, ffa, 1050);
+    run(Duration(300));
+    start(p3, ffa, 950);
+    run(Duration(300));
+    REQUIRE(members(p1, ffa).size() == 3);
+    CHECK(pushes.ends("p1").empty());  // nothing before the wait ends
+    run(Duration(3000));
+    const auto ends = pushes.ends("p1");
+    REQUIRE(ends.size() == 1);
+    CHECK(ends[0].message.kind == PushKind::success);
+    const Duration took = since(started, ends[0].at);
+    CHECK(took >= Duration(3000));
+    CHECK(took <= Duration(3020));
+    for (const char* other : {"p2", "p3"}) {
+        REQUIRE(pushes.ends(other).size() == 1);
+        CHECK(pushes.ends(other)[0].message.room_id == ends[0].message.room_id);
+    }
+    CHECK(members(p1, ffa) == std::vector<std::string>{"p1", "p2", "p3"});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a free-for-all completes as soon as maxMembers players are "
+                  "in") {
+    std::vector<std::shared_ptr<Session>> players;
+    for (std::size_t i = 0; i < 4; ++i) {
+        players.push_back(player(i % 3, "p" + std::to_string(i + 1)));
+    }
+    start(players[0], ffa_wait, 1000);
+    for (std::size_t i = 1; i < 4; ++i) {
+        run(Duration(300));
+        CHECK(pushes.ends("p1").empty());  // not complete while seats are free
+        start(players[i], ffa_wait, 1000);
+    }
+    const Time last_joined = now();
+    run(Duration(500));
+    const auto ends = pushes.ends("p1");
+    REQUIRE(ends.size() == 1);
+    CHECK(ends[0].message.kind == PushKind::success);
+    CHECK(since(last_joined, ends[0].at) < Duration(100));
+    for (const char* other : {"p2", "p3", "p4"}) {
+        REQUIRE(pushes.ends(other).size() == 1);
+        CHECK(pushes.ends(other)[0].message.room_id == ends[0].message.room_id);
+    }
+    CHECK(members(players[0], ffa_wait) == std::vector<std::string>{"p1", "p2", "p3", "p4"});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a free-for-all alone, below completeWhen.minMembers, times "
+                  "out with 219") {
+    auto p1 = player(0, "p1");
+    const Time started = now();
+    start(p1, ffa, 1000);
+    run(Duration(7000));
+    const auto ends = pushes.ends("p1");
+    REQUIRE(ends.size() == 1);
+    CHECK(ends[0].message.kind == PushKind::timeout);
+    const Duration took = since(started, ends[0].at);
+    CHECK(took >= Duration(6000));
+    CHECK(took <= Duration(6020));
+}
