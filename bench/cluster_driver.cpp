@@ -46,7 +46,23 @@ public:
 
 private:
     asio::awaitable<void> arrive();
+    // One arrival's party, while it plays.
+    struct Party {
+        const Arrival& arrival;
+        TicketRecord& record;
+        asio::steady_timer backoff;
+        Clock::time_point patience_ends;
+        Clock::time_point sent;  // its last startTicket
+        std::vector<StreamPtr> streams;
+    };
+    enum class Start { accepted, refused, reconnect };
+
     asio::awaitable<void> play(std::size_t index);
+    asio::awaitable<std::string> connect_party(Party& party);
+    asio::awaitable<Start> start_ticket(Party& party);
+    asio::awaitable<void> await_end(Party& party);
+    asio::awaitable<bool> wait_to_retry(Party& party, std::chrono::milliseconds pause);
+    void hang_up(Party& party);
     asio::awaitable<StreamPtr> open(const std::string& user, std::string& error);
     asio::awaitable<std::expected<ServerMessage, std::string>> receive(const StreamPtr& stream);
     asio::awaitable<std::expected<ClientReply, std::string>> call(const StreamPtr& stream,
@@ -202,153 +218,166 @@ asio::awaitable<void> Driver::drain_member(StreamPtr stream, int type) {
 // Accepted, the owner reads pushes until its ticket ends.
 asio::awaitable<void> Driver::play(std::size_t index) {
     ++parties_running_;
-    const Arrival& arrival = arrivals_[index];
-    TicketRecord& record = run_.records[index];
+    Party party{arrivals_[index], run_.records[index], asio::steady_timer(context_), {}, {}, {}};
+    TicketRecord& record = party.record;
     record.arrived = true;
-    record.type = arrival.type;
-    record.party_size = static_cast<int>(arrival.users.size());
+    record.type = party.arrival.type;
+    record.party_size = static_cast<int>(party.arrival.users.size());
     record.started_s = std::chrono::duration<double>(Clock::now() - began_).count();
     // Counted from when the player was due, so that a driver running late does not stretch it.
-    const auto patience_ends =
+    party.patience_ends =
         began_ + std::chrono::duration_cast<Clock::duration>(
-                     std::chrono::duration<double>(arrival.at + options_.retry_patience_s));
-    asio::steady_timer backoff(context_);
-    // Waits `pause` unless it would end past the patience or the run stops first.
-    const auto wait = [&](std::chrono::milliseconds pause) -> asio::awaitable<bool> {
-        if (stopping_ || Clock::now() + pause >= patience_ends) {
-            co_return false;
-        }
-        ++record.retries;
-        backoff.expires_after(pause);
-        co_await backoff.async_wait(use_nothrow);
-        co_return !stopping_;
-    };
-    std::vector<StreamPtr> streams;
-    const auto hang_up = [&] {
-        for (const auto& stream : streams) {
-            close(stream);
-        }
-        streams.clear();
-    };
+                     std::chrono::duration<double>(party.arrival.at + options_.retry_patience_s));
     while (true) {
-        std::string error;
-        for (const std::string& user : arrival.users) {
-            StreamPtr stream = co_await open(user, error);
-            if (stream && !streams.empty()) {  // a member: it accepts the owner's party
-                ClientRequest accept{
-                    3, AcceptPartyCommand{static_cast<ticket::TicketType>(arrival.type),
-                                          UserId(arrival.users.front())}};
-                auto accepted = co_await call(stream, std::move(accept));
-                if (!accepted || std::holds_alternative<ReplyError>(accepted->body)) {
-                    error = "a party member could not accept the party";
-                    close(stream);
-                    stream = nullptr;
-                }
-            }
-            if (!stream) {
-                break;
-            }
-            streams.push_back(std::move(stream));
-        }
-        if (streams.size() < arrival.users.size()) {
+        const std::string error = co_await connect_party(party);
+        if (!error.empty()) {
             // Could not connect (a node at its connection limit, or this process out of
             // descriptors): try again in about a second, as a client would.
-            hang_up();
+            hang_up(party);
             const std::chrono::milliseconds pause(
                 std::uniform_int_distribution<int>(500, 1500)(random_));
-            if (co_await wait(pause)) {
+            if (co_await wait_to_retry(party, pause)) {
                 continue;
             }
             record.outcome = Outcome::refused;
             record.refusal = error;
             break;
         }
-        if (Clock::now() >= patience_ends) {
+        if (Clock::now() >= party.patience_ends) {
             // Connecting took the rest of its patience: a player accepted now could still be
             // waiting when the run ends, and be counted lost for the driver's sake.
-            hang_up();
+            hang_up(party);
             record.outcome = Outcome::refused;
             record.refusal = "retry patience ran out while connecting";
             break;
         }
-        for (std::size_t member = 1; member < streams.size(); ++member) {
-            asio::co_spawn(context_, drain_member(streams[member], arrival.type), asio::detached);
+        for (std::size_t member = 1; member < party.streams.size(); ++member) {
+            asio::co_spawn(context_, drain_member(party.streams[member], party.arrival.type),
+                           asio::detached);
         }
-        bool accepted = false;
-        bool reconnect = false;
-        Clock::time_point sent;
-        while (true) {
-            StartTicketCommand start;
-            start.ticket_type = static_cast<ticket::TicketType>(arrival.type);
-            start.values[options_.value_name] = arrival.rating;
-            for (std::size_t member = 1; member < arrival.users.size(); ++member) {
-                start.party.emplace_back(arrival.users[member]);
-            }
-            sent = Clock::now();
-            ClientRequest request{2, std::move(start)};
-            auto reply = co_await call(streams.front(), std::move(request));
-            const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
-            if (refused != nullptr && refused->category == wire_name(ClientErrc::overloaded)) {
-                // The node's hint, doubled for each refusal in a row (up to 8 s) and jittered:
-                // the players a node turned away come back spread out, not as one wave.
-                const int hint = refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000;
-                const int longest = std::min(8000, hint << std::min(record.retries, 5));
-                const std::chrono::milliseconds pause(
-                    std::uniform_int_distribution<int>(longest / 2, longest)(random_));
-                const bool hold = backing_off_ < options_.backoff_connections_max;
-                if (!hold) {
-                    hang_up();
-                }
-                backing_off_ += hold ? streams.size() : 0;
-                const bool again = co_await wait(pause);
-                backing_off_ -= hold ? streams.size() : 0;
-                if (again) {
-                    reconnect = !hold;
-                    if (hold) {
-                        continue;
-                    }
-                    break;
-                }
-            }
-            if (!reply || refused != nullptr) {
-                record.outcome = Outcome::refused;
-                record.refusal = reply ? refused->category : reply.error();
-                hang_up();
-                break;
-            }
-            accepted = true;
-            break;
-        }
-        if (reconnect) {
+        const Start started = co_await start_ticket(party);
+        if (started == Start::reconnect) {
             continue;
         }
-        if (!accepted) {
-            break;
+        if (started == Start::accepted) {
+            record.accepted = true;
+            co_await await_end(party);
         }
-        record.accepted = true;
-        while (true) {
-            auto message = co_await receive(streams.front());
-            if (!message) {
-                break;  // closed: unfinished
-            }
-            auto* push = std::get_if<ticket::PushMessage>(&*message);
-            if (push == nullptr || push->ticket_type != arrival.type ||
-                !ticket::is_terminal(push->kind)) {
-                continue;
-            }
-            const Clock::time_point ended = Clock::now();
-            record.ttm_ms = std::chrono::duration<double, std::milli>(ended - sent).count();
-            record.ended_s = std::chrono::duration<double>(ended - began_).count();
-            record.room = push->room_id;
-            record.outcome = push->kind == ticket::PushKind::success   ? Outcome::matched
-                             : push->kind == ticket::PushKind::timeout ? Outcome::timed_out
-                                                                       : Outcome::canceled;
-            break;
-        }
-        close(streams.front());
         break;
     }
     --parties_running_;
+}
+
+void Driver::hang_up(Party& party) {
+    for (const auto& stream : party.streams) {
+        close(stream);
+    }
+    party.streams.clear();
+}
+
+// Waits `pause` unless it would end past the patience or the run stops first.
+asio::awaitable<bool> Driver::wait_to_retry(Party& party, std::chrono::milliseconds pause) {
+    if (stopping_ || Clock::now() + pause >= party.patience_ends) {
+        co_return false;
+    }
+    ++party.record.retries;
+    party.backoff.expires_after(pause);
+    co_await party.backoff.async_wait(use_nothrow);
+    co_return !stopping_;
+}
+
+// Connects every player of the party; a member accepts its owner's party. The error, if any.
+asio::awaitable<std::string> Driver::connect_party(Party& party) {
+    std::string error;
+    for (const std::string& user : party.arrival.users) {
+        StreamPtr stream = co_await open(user, error);
+        if (stream && !party.streams.empty()) {
+            ClientRequest accept{
+                3, AcceptPartyCommand{static_cast<ticket::TicketType>(party.arrival.type),
+                                      UserId(party.arrival.users.front())}};
+            auto accepted = co_await call(stream, std::move(accept));
+            if (!accepted || std::holds_alternative<ReplyError>(accepted->body)) {
+                error = "a party member could not accept the party";
+                close(stream);
+                stream = nullptr;
+            }
+        }
+        if (!stream) {
+            co_return error.empty() ? std::string("cannot connect") : error;
+        }
+        party.streams.push_back(std::move(stream));
+    }
+    co_return std::string();
+}
+
+// The owner starts the ticket, trying again after each `overloaded` while its patience lasts.
+asio::awaitable<Driver::Start> Driver::start_ticket(Party& party) {
+    TicketRecord& record = party.record;
+    while (true) {
+        StartTicketCommand start;
+        start.ticket_type = static_cast<ticket::TicketType>(party.arrival.type);
+        start.values[options_.value_name] = party.arrival.rating;
+        for (std::size_t member = 1; member < party.arrival.users.size(); ++member) {
+            start.party.emplace_back(party.arrival.users[member]);
+        }
+        party.sent = Clock::now();
+        ClientRequest request{2, std::move(start)};
+        auto reply = co_await call(party.streams.front(), std::move(request));
+        const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
+        if (refused != nullptr && refused->category == wire_name(ClientErrc::overloaded)) {
+            // The node's hint, doubled for each refusal in a row (up to 8 s) and jittered:
+            // the players a node turned away come back spread out, not as one wave.
+            const int hint = refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000;
+            const int longest = std::min(8000, hint << std::min(record.retries, 5));
+            const std::chrono::milliseconds pause(
+                std::uniform_int_distribution<int>(longest / 2, longest)(random_));
+            const bool hold = backing_off_ < options_.backoff_connections_max;
+            if (!hold) {
+                hang_up(party);
+            }
+            backing_off_ += hold ? party.streams.size() : 0;
+            const bool again = co_await wait_to_retry(party, pause);
+            backing_off_ -= hold ? party.streams.size() : 0;
+            if (again) {
+                if (hold) {
+                    continue;
+                }
+                co_return Start::reconnect;
+            }
+        }
+        if (!reply || refused != nullptr) {
+            record.outcome = Outcome::refused;
+            record.refusal = reply ? refused->category : reply.error();
+            hang_up(party);
+            co_return Start::refused;
+        }
+        co_return Start::accepted;
+    }
+}
+
+// The owner reads pushes until its ticket's terminal one, which decides the record's outcome.
+asio::awaitable<void> Driver::await_end(Party& party) {
+    TicketRecord& record = party.record;
+    while (true) {
+        auto message = co_await receive(party.streams.front());
+        if (!message) {
+            break;  // closed: unfinished
+        }
+        auto* push = std::get_if<ticket::PushMessage>(&*message);
+        if (push == nullptr || push->ticket_type != party.arrival.type ||
+            !ticket::is_terminal(push->kind)) {
+            continue;
+        }
+        const Clock::time_point ended = Clock::now();
+        record.ttm_ms = std::chrono::duration<double, std::milli>(ended - party.sent).count();
+        record.ended_s = std::chrono::duration<double>(ended - began_).count();
+        record.room = push->room_id;
+        record.outcome = push->kind == ticket::PushKind::success   ? Outcome::matched
+                         : push->kind == ticket::PushKind::timeout ? Outcome::timed_out
+                                                                   : Outcome::canceled;
+        break;
+    }
+    close(party.streams.front());
 }
 
 asio::awaitable<void> Driver::arrive() {

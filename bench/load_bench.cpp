@@ -27,19 +27,21 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <expected>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "config/config.hpp"
 #include "bench/cluster_driver.hpp"
 #include "bench/ideal.hpp"
 #include "bench/outcomes.hpp"
 #include "bench/redis_baseline.hpp"
 #include "bench/trace.hpp"
+#include "config/config.hpp"
 #include "node/metrics.hpp"
 
 namespace {
@@ -266,12 +268,11 @@ std::string read_line(const std::string& path) {
     return line;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The command line, checked; an exit code when the program should stop (help, or an error).
+std::optional<int> parse_options(int argc, char** argv, Options& options,
+                                 std::map<int, config::TicketTypeConfig>& ticket_types) {
     CLI::App app{
         "matchmesh-bench: simulated players against a matchmesh cluster (or the baselines)"};
-    Options options;
     std::vector<std::string> types;
     std::vector<std::string> parties;
     std::string secret_file;
@@ -317,7 +318,6 @@ int main(int argc, char** argv) {
     app.add_option("--samples", options.samples_path,
                    "write each matched ticket's time to match here");
     app.add_flag("--quiet", options.quiet, "no progress lines");
-    std::map<int, config::TicketTypeConfig> ticket_types;
     try {
         app.parse(argc, argv);
         parse_mixes(options, types, parties);
@@ -341,13 +341,16 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& error) {
         return app.exit(error) == 0 ? 0 : 2;
     }
+    return std::nullopt;
+}
 
+// The arrivals: replayed from --trace or generated, and saved to --trace-out.
+std::expected<std::vector<Arrival>, std::string> load_arrivals(Options& options) {
     std::vector<Arrival> arrivals;
     if (!options.trace_in.empty()) {
         auto read = read_trace(options.trace_in);
         if (!read) {
-            std::fprintf(stderr, "matchmesh-bench: %s\n", read.error().c_str());
-            return 2;
+            return std::unexpected(read.error());
         }
         arrivals = std::move(*read);
     } else {
@@ -357,89 +360,70 @@ int main(int argc, char** argv) {
     }
     if (!options.trace_out.empty()) {
         if (auto written = write_trace(options.trace_out, arrivals); !written) {
-            std::fprintf(stderr, "matchmesh-bench: %s\n", written.error().c_str());
-            return 2;
+            return std::unexpected(written.error());
         }
     }
-    const double window = arrivals.empty() ? 0 : arrivals.back().at;
-    std::map<int, double> types_seen;
-    for (const auto& arrival : arrivals) {
-        types_seen[arrival.type] = 1;
-    }
-    if (!options.quiet) {
-        std::fprintf(stderr, "matchmesh-bench: %zu parties over %.1f s against the %s\n",
-                     arrivals.size(), window,
-                     options.backend == "cluster"
-                         ? fmt::format("cluster ({} nodes)", options.nodes.size()).c_str()
-                     : options.backend == "redis" ? "Redis baseline"
-                                                  : "ideal matcher");
-    }
+    return arrivals;
+}
 
-    std::vector<TicketRecord> records;
-    nlohmann::json extra = nlohmann::json::object();
-    if (options.backend == "cluster") {
-        ClusterDriverOptions driver{options.nodes, options.value_name,     options.token_secret,
-                                    options.grace, options.retry_patience, options.shape.seed,
-                                    !options.quiet};
-        // The nodes' CPU time and frame counts are sampled each second: wait for a fresh sample
-        // before and after.
-        const auto cpu_of = [&](const std::string& admin) {
-            return node::read_metric(admin, "matchmesh_cpu_seconds");
-        };
-        const auto frames_of = [&](const std::string& admin) {
-            return node::read_metric(admin, R"(matchmesh_mesh_frames_total{direction="out"})");
-        };
-        std::map<std::string, double> cpu_before;
-        std::map<std::string, double> frames_before;
-        if (!options.admins.empty()) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-        }
-        for (const std::string& admin : options.admins) {
-            cpu_before[admin] = cpu_of(admin);
-            frames_before[admin] = frames_of(admin);
-        }
-        ClusterRun run = drive_cluster_in_processes(arrivals, driver, options.processes);
-        records = std::move(run.records);
-        extra["party_member_pushes"] = run.party_member_pushes;
-        if (!options.admins.empty()) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-        }
-        auto nodes = nlohmann::json::object();
-        double cpu_total = 0;
-        double frames_total = 0;
-        for (const std::string& admin : options.admins) {
-            frames_total += std::max(0.0, frames_of(admin) - frames_before[admin]);
-            const double peak =
-                node::read_metric(admin, R"(matchmesh_resident_bytes{kind="peak"})");
-            const double cpu = cpu_of(admin) - cpu_before[admin];
-            cpu_total += std::max(0.0, cpu);
-            nodes[admin] = {
-                {"peak_rss_mib", peak < 0 ? nlohmann::json()
-                                          : nlohmann::json(std::round(peak / 1048576.0 * 10) / 10)},
-                {"cpu_s", std::round(cpu * 100) / 100}};
-        }
-        extra["nodes"] = nodes;
-        if (!options.admins.empty()) {
-            extra["server_cpu_s"] = std::round(cpu_total * 100) / 100;
-            extra["mesh_frames"] = frames_total;
-        }
-    } else if (options.backend == "redis") {
-        RedisBaselineOptions redis{options.redis, options.redis_workers, options.grace};
-        auto run = run_redis_baseline(arrivals, ticket_types, redis);
-        if (!run) {
-            std::fprintf(stderr, "matchmesh-bench: %s\n", run.error().c_str());
-            return 3;
-        }
-        records = std::move(run->records);
-        extra["server_cpu_s"] = std::round(run->server_cpu_s * 100) / 100;
-        extra["redis"] = {{"address", options.redis},
-                          {"workers", options.redis_workers},
-                          {"server_cpu_s", run->server_cpu_s},
-                          {"server_peak_rss_mib", run->server_peak_rss_mb}};
-    } else {
-        records = ideal_outcomes(arrivals, ticket_types);
-    }
+std::string backend_name(const Options& options) {
+    return options.backend == "cluster" ? fmt::format("cluster ({} nodes)", options.nodes.size())
+           : options.backend == "redis" ? std::string("Redis baseline")
+                                        : std::string("ideal matcher");
+}
 
+// Players against the cluster; the nodes' CPU time, frames and peak memory go into `extra`.
+std::vector<TicketRecord> drive_cluster(const Options& options,
+                                        const std::vector<Arrival>& arrivals,
+                                        nlohmann::json& extra) {
+    ClusterDriverOptions driver{options.nodes, options.value_name,     options.token_secret,
+                                options.grace, options.retry_patience, options.shape.seed,
+                                !options.quiet};
+    // The nodes' CPU time and frame counts are sampled each second: wait for a fresh sample
+    // before and after.
+    const auto cpu_of = [&](const std::string& admin) {
+        return node::read_metric(admin, "matchmesh_cpu_seconds");
+    };
+    const auto frames_of = [&](const std::string& admin) {
+        return node::read_metric(admin, R"(matchmesh_mesh_frames_total{direction="out"})");
+    };
+    std::map<std::string, double> cpu_before;
+    std::map<std::string, double> frames_before;
+    if (!options.admins.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    }
+    for (const std::string& admin : options.admins) {
+        cpu_before[admin] = cpu_of(admin);
+        frames_before[admin] = frames_of(admin);
+    }
+    ClusterRun run = drive_cluster_in_processes(arrivals, driver, options.processes);
+    extra["party_member_pushes"] = run.party_member_pushes;
+    if (!options.admins.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    }
+    auto nodes = nlohmann::json::object();
+    double cpu_total = 0;
+    double frames_total = 0;
+    for (const std::string& admin : options.admins) {
+        frames_total += std::max(0.0, frames_of(admin) - frames_before[admin]);
+        const double peak = node::read_metric(admin, R"(matchmesh_resident_bytes{kind="peak"})");
+        const double cpu = cpu_of(admin) - cpu_before[admin];
+        cpu_total += std::max(0.0, cpu);
+        nodes[admin] = {
+            {"peak_rss_mib",
+             peak < 0 ? nlohmann::json() : nlohmann::json(std::round(peak / 1048576.0 * 10) / 10)},
+            {"cpu_s", std::round(cpu * 100) / 100}};
+    }
+    extra["nodes"] = nodes;
+    if (!options.admins.empty()) {
+        extra["server_cpu_s"] = std::round(cpu_total * 100) / 100;
+        extra["mesh_frames"] = frames_total;
+    }
+    return std::move(run.records);
+}
+
+nlohmann::json make_report(const Options& options, const std::vector<TicketRecord>& records,
+                           double window, nlohmann::json extra) {
     nlohmann::json report = summarize(records, window);
     report["backend"] = options.backend;
     report["window_s"] = std::round(window * 10) / 10;
@@ -461,6 +445,12 @@ int main(int argc, char** argv) {
             std::round(report["mesh_frames"].get<double>() / report["matches"].get<double>() * 10) /
             10;
     }
+    return report;
+}
+
+void print_report(const Options& options, nlohmann::json& report,
+                  const std::vector<Arrival>& arrivals, const std::vector<TicketRecord>& records,
+                  const std::map<int, config::TicketTypeConfig>& ticket_types, double window) {
     print_table(report, options.backend == "cluster" ? "matchmesh cluster"
                         : options.backend == "redis" ? "Redis baseline"
                                                      : "ideal matcher");
@@ -494,6 +484,54 @@ int main(int argc, char** argv) {
         std::printf("frames between nodes: %.1f per match\n",
                     report["mesh_frames_per_match"].get<double>());
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options options;
+    std::map<int, config::TicketTypeConfig> ticket_types;
+    if (auto exit_code = parse_options(argc, argv, options, ticket_types)) {
+        return *exit_code;
+    }
+    auto arrivals = load_arrivals(options);
+    if (!arrivals) {
+        std::fprintf(stderr, "matchmesh-bench: %s\n", arrivals.error().c_str());
+        return 2;
+    }
+    const double window = arrivals->empty() ? 0 : arrivals->back().at;
+    std::map<int, double> types_seen;
+    for (const auto& arrival : *arrivals) {
+        types_seen[arrival.type] = 1;
+    }
+    if (!options.quiet) {
+        std::fprintf(stderr, "matchmesh-bench: %zu parties over %.1f s against the %s\n",
+                     arrivals->size(), window, backend_name(options).c_str());
+    }
+
+    std::vector<TicketRecord> records;
+    nlohmann::json extra = nlohmann::json::object();
+    if (options.backend == "cluster") {
+        records = drive_cluster(options, *arrivals, extra);
+    } else if (options.backend == "redis") {
+        RedisBaselineOptions redis{options.redis, options.redis_workers, options.grace};
+        auto run = run_redis_baseline(*arrivals, ticket_types, redis);
+        if (!run) {
+            std::fprintf(stderr, "matchmesh-bench: %s\n", run.error().c_str());
+            return 3;
+        }
+        records = std::move(run->records);
+        extra["server_cpu_s"] = std::round(run->server_cpu_s * 100) / 100;
+        extra["redis"] = {{"address", options.redis},
+                          {"workers", options.redis_workers},
+                          {"server_cpu_s", run->server_cpu_s},
+                          {"server_peak_rss_mib", run->server_peak_rss_mb}};
+    } else {
+        records = ideal_outcomes(*arrivals, ticket_types);
+    }
+
+    nlohmann::json report = make_report(options, records, window, std::move(extra));
+    print_report(options, report, *arrivals, records, ticket_types, window);
     if (!options.json_path.empty()) {
         std::ofstream(options.json_path) << report.dump(2) << "\n";
         std::printf("report: %s\n", options.json_path.c_str());

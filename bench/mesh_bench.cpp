@@ -157,23 +157,8 @@ struct Options {
     std::string json_path;
 };
 
-nlohmann::json run(const Options& options) {
-    const auto floor = loopback_rtts(options.cpus[0], options.cpus[1], options.rounds);
-
-    BenchNode b("node-b", "");
-    b.run_on(options.cpus[1]);
-    const std::string b_address = b.call([&b] { return b.core->self().address; });
-    BenchNode a("node-a", b_address);
-    a.run_on(options.cpus[0]);
-    const auto joined_by = Clock::now() + std::chrono::seconds(10);
-    while (a.call([&a] { return a.core->live_members().size(); }) < 2) {
-        if (Clock::now() > joined_by) {
-            std::fprintf(stderr, "matchmesh-bench-mesh: the nodes did not join\n");
-            std::exit(1);
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    // A rank whose bucket only node B holds.
+// A rank whose bucket only node B holds, with `items` items in it added on B.
+std::int64_t rank_held_by_b(BenchNode& a, BenchNode& b, int items) {
     const std::int64_t rank = a.call([&a] {
         std::vector<NodeId> replicas;
         for (std::int64_t candidate = 0;; ++candidate) {
@@ -185,21 +170,25 @@ nlohmann::json run(const Options& options) {
         }
     });
     b.call([&] {
-        for (int i = 0; i < options.items; ++i) {
+        for (int i = 0; i < items; ++i) {
             (void)b.matching->add("Bench", fmt::format("ticket-{:04}", i), "", {{"rank", rank}},
                                   {{"room", std::string("room-0001")}}, std::chrono::seconds(60));
         }
         return 0;
     });
+    return rank;
+}
 
+// One search at a time from node A's loop: each one's round trip in microseconds.
+std::vector<double> sequential_searches(BenchNode& a, std::int64_t rank, int rounds,
+                                        std::size_t& results_seen) {
     // One search at a time, from node A's loop.
     std::promise<std::vector<double>> sequential_done;
-    std::size_t results_seen = 0;
     a.call([&] {
         auto samples = std::make_shared<std::vector<double>>();
         auto step = std::make_shared<std::function<void()>>();
         *step = [&, samples, step] {
-            if (static_cast<int>(samples->size()) == options.rounds) {
+            if (static_cast<int>(samples->size()) == rounds) {
                 sequential_done.set_value(*samples);
                 *step = nullptr;
                 return;
@@ -220,13 +209,18 @@ nlohmann::json run(const Options& options) {
     });
     const auto search_rtts = sequential_done.get_future().get();
 
+    return search_rtts;
+}
+
+// Many searches in flight from node A for a fixed time: searches answered per second.
+double pipelined_searches(BenchNode& a, std::int64_t rank, int in_flight, double seconds) {
     // Many searches in flight for a fixed time.
     std::atomic<std::uint64_t> completed{0};
     std::promise<double> pipelined_done;
     a.call([&] {
         auto stop_at = std::make_shared<Clock::time_point>(
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(options.pipelined_seconds)));
+            Clock::now() +
+            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)));
         auto started = std::make_shared<Clock::time_point>(Clock::now());
         auto outstanding = std::make_shared<int>(0);
         auto issue = std::make_shared<std::function<void()>>();
@@ -247,12 +241,35 @@ nlohmann::json run(const Options& options) {
                     }
                 });
         };
-        for (int i = 0; i < options.in_flight; ++i) {
+        for (int i = 0; i < in_flight; ++i) {
             (*issue)();
         }
         return 0;
     });
     const double pipelined = pipelined_done.get_future().get();
+    return pipelined;
+}
+
+nlohmann::json run(const Options& options) {
+    const auto floor = loopback_rtts(options.cpus[0], options.cpus[1], options.rounds);
+    BenchNode b("node-b", "");
+    b.run_on(options.cpus[1]);
+    const std::string b_address = b.call([&b] { return b.core->self().address; });
+    BenchNode a("node-a", b_address);
+    a.run_on(options.cpus[0]);
+    const auto joined_by = Clock::now() + std::chrono::seconds(10);
+    while (a.call([&a] { return a.core->live_members().size(); }) < 2) {
+        if (Clock::now() > joined_by) {
+            std::fprintf(stderr, "matchmesh-bench-mesh: the nodes did not join\n");
+            std::exit(1);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const std::int64_t rank = rank_held_by_b(a, b, options.items);
+    std::size_t results_seen = 0;
+    const auto search_rtts = sequential_searches(a, rank, options.rounds, results_seen);
+    const double pipelined =
+        pipelined_searches(a, rank, options.in_flight, options.pipelined_seconds);
     a.stop();
     b.stop();
 
