@@ -243,170 +243,198 @@ std::string read_secret(const std::string& path) {
     return secret;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"matchmesh-cli: commands against a matchmesh node"};
-    app.require_subcommand(1);
-    app.fallthrough();  // --node, --user, --token and --json may also follow the subcommand
+// What the command line says.
+struct Args {
     std::string node_address = "127.0.0.1:7200";
     bool json = false;
     std::string user;
     std::string token;
-    app.add_option("--node", node_address, "the node's client port, host:port");
-    app.add_flag("--json", json, "print JSON");
-    app.add_option("--user", user, "say hello as this user first (ticket commands need it)");
-    app.add_option("--token", token, "the user's token, when the cluster checks them");
     std::string tls_ca_file;
-    app.add_option("--tls-ca", tls_ca_file,
-                   "speak TLS, and require the node's certificate to be signed by this CA (PEM)");
     std::string admin_secret_file;
-    app.add_option("--admin-secret-file", admin_secret_file,
-                   "file holding cluster.adminSecret: say hello as an operator first (the store "
-                   "commands, members and dump need it once the cluster checks tokens)");
-
     std::string profile;
     std::string unique_id;
     std::string tag;
     std::vector<std::string> props;
     std::vector<std::string> values;
     std::vector<std::string> ids;
-    std::string tags = "";
+    std::string tags;
     int ttl = 30;
     std::size_t limit = 20;
     int ticket_type = 0;
     int wait_seconds = 60;
     std::string party;
     std::string secret_file;
-    auto* add = app.add_subcommand("add", "add or refresh a search item");
-    add->add_option("profile", profile, "profile ID")->required();
-    add->add_option("id", unique_id, "unique ID")->required();
-    add->add_option("--tag", tag, "tag");
-    add->add_option("--prop", props, "property, name=value (repeat)");
-    add->add_option("--value", values, "value entry, name=value (repeat)");
-    add->add_option("--ttl", ttl, "seconds, 1..60");
-    auto* search = app.add_subcommand("search", "exact search");
-    search->add_option("profiles", profile, "profile IDs, comma-separated")->required();
-    search->add_option("--tag", tag, "tag");
-    search->add_option("--prop", props, "property, name=value (repeat)");
-    search->add_option("--limit", limit, "at most this many results");
-    auto* range = app.add_subcommand("range", "range search (with tags)");
-    range->add_option("profiles", profile, "profile IDs, comma-separated")->required();
-    range->add_option("--tags", tags, "tags, comma-separated (none: the empty tag)");
-    range->add_option("--prop", props, "property, name=v1,v2,... (repeat)");
-    range->add_option("--limit", limit, "at most this many results");
-    auto* remove = app.add_subcommand("remove", "remove items by unique ID");
-    remove->add_option("profile", profile, "profile ID")->required();
-    remove->add_option("ids", ids, "unique IDs")->required();
-    auto* members = app.add_subcommand("members", "live members as the node sees them");
-    auto* dump = app.add_subcommand("dump", "the node's items, tickets, rooms and members (JSON)");
-    auto* start = app.add_subcommand("start", "start a ticket for --user and print its pushes");
-    start->add_option("type", ticket_type, "ticket type")->required();
-    start->add_option("--value", values, "the player's value, name=integer (repeat)");
-    start->add_option("--party", party,
-                      "other users in the party, comma-separated (each must have accepted it "
-                      "on its own session: acceptParty)");
-    start->add_option("--wait", wait_seconds, "print pushes for at most this many seconds");
-    auto* token_command = app.add_subcommand("token", "print a token for --user (no node needed)");
-    token_command
-        ->add_option("--secret-file", secret_file, "file holding the cluster's tokenSecret")
+};
+
+struct Subcommands {
+    CLI::App* add = nullptr;
+    CLI::App* search = nullptr;
+    CLI::App* range = nullptr;
+    CLI::App* remove = nullptr;
+    CLI::App* members = nullptr;
+    CLI::App* dump = nullptr;
+    CLI::App* start = nullptr;
+    CLI::App* token = nullptr;
+};
+
+void define_options(CLI::App& app, Args& args) {
+    app.require_subcommand(1);
+    app.fallthrough();  // --node, --user, --token and --json may also follow the subcommand
+    app.add_option("--node", args.node_address, "the node's client port, host:port");
+    app.add_flag("--json", args.json, "print JSON");
+    app.add_option("--user", args.user, "say hello as this user first (ticket commands need it)");
+    app.add_option("--token", args.token, "the user's token, when the cluster checks them");
+    app.add_option("--tls-ca", args.tls_ca_file,
+                   "speak TLS, and require the node's certificate to be signed by this CA (PEM)");
+    app.add_option("--admin-secret-file", args.admin_secret_file,
+                   "file holding cluster.adminSecret: say hello as an operator first (the store "
+                   "commands, members and dump need it once the cluster checks tokens)");
+}
+
+Subcommands define_store_subcommands(CLI::App& app, Args& args) {
+    Subcommands sub;
+    sub.add = app.add_subcommand("add", "add or refresh a search item");
+    sub.add->add_option("profile", args.profile, "profile ID")->required();
+    sub.add->add_option("id", args.unique_id, "unique ID")->required();
+    sub.add->add_option("--tag", args.tag, "tag");
+    sub.add->add_option("--prop", args.props, "property, name=value (repeat)");
+    sub.add->add_option("--value", args.values, "value entry, name=value (repeat)");
+    sub.add->add_option("--ttl", args.ttl, "seconds, 1..60");
+    sub.search = app.add_subcommand("search", "exact search");
+    sub.search->add_option("profiles", args.profile, "profile IDs, comma-separated")->required();
+    sub.search->add_option("--tag", args.tag, "tag");
+    sub.search->add_option("--prop", args.props, "property, name=value (repeat)");
+    sub.search->add_option("--limit", args.limit, "at most this many results");
+    sub.range = app.add_subcommand("range", "range search (with tags)");
+    sub.range->add_option("profiles", args.profile, "profile IDs, comma-separated")->required();
+    sub.range->add_option("--tags", args.tags, "tags, comma-separated (none: the empty tag)");
+    sub.range->add_option("--prop", args.props, "property, name=v1,v2,... (repeat)");
+    sub.range->add_option("--limit", args.limit, "at most this many results");
+    sub.remove = app.add_subcommand("remove", "remove items by unique ID");
+    sub.remove->add_option("profile", args.profile, "profile ID")->required();
+    sub.remove->add_option("ids", args.ids, "unique IDs")->required();
+    sub.members = app.add_subcommand("members", "live members as the node sees them");
+    sub.dump = app.add_subcommand("dump", "the node's items, tickets, rooms and members (JSON)");
+    return sub;
+}
+
+void define_ticket_subcommands(CLI::App& app, Args& args, Subcommands& sub) {
+    sub.start = app.add_subcommand("start", "start a ticket for --user and print its pushes");
+    sub.start->add_option("type", args.ticket_type, "ticket type")->required();
+    sub.start->add_option("--value", args.values, "the player's value, name=integer (repeat)");
+    sub.start->add_option("--party", args.party,
+                          "other users in the party, comma-separated (each must have accepted "
+                          "it on its own session: acceptParty)");
+    sub.start->add_option("--wait", args.wait_seconds,
+                          "print pushes for at most this many seconds");
+    sub.token = app.add_subcommand("token", "print a token for --user (no node needed)");
+    sub.token
+        ->add_option("--secret-file", args.secret_file, "file holding the cluster's tokenSecret")
         ->required();
-    token_command->add_option("--ttl", ttl, "seconds the token is valid");
+    sub.token->add_option("--ttl", args.ttl, "seconds the token is valid");
+}
 
-    Command command;
-    try {
-        app.parse(argc, argv);
-        if (token_command->parsed()) {
-            if (user.empty()) {
-                throw CLI::ValidationError("token: --user is required");
-            }
-            const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                std::chrono::system_clock::now().time_since_epoch());
-            std::printf("%s\n", make_token(read_secret(secret_file), user,
-                                           static_cast<std::uint64_t>(now.count() + ttl))
-                                    .c_str());
-            return 0;
-        }
-        if (add->parsed()) {
-            AddCommand out{profile, unique_id, tag, {}, {}, std::chrono::seconds(ttl)};
-            for (const auto& prop : props) {
-                auto [name, text] = split_assignment(prop);
-                out.properties[name] = to_integer(text);
-            }
-            for (const auto& entry : values) {
-                auto [name, text] = split_assignment(entry);
-                out.value[name] = to_value(text);
-            }
-            command = std::move(out);
-        } else if (search->parsed()) {
-            SearchCommand out{split_list(profile), tag, {}, limit};
-            for (const auto& prop : props) {
-                auto [name, text] = split_assignment(prop);
-                out.properties[name] = to_integer(text);
-            }
-            command = std::move(out);
-        } else if (range->parsed()) {
-            RangeSearchCommand out{split_list(profile), split_list(tags), {}, limit};
-            if (out.tags.empty()) {
-                out.tags.push_back("");
-            }
-            for (const auto& prop : props) {
-                auto [name, text] = split_assignment(prop);
-                for (const auto& value : split_list(text)) {
-                    out.properties[name].push_back(to_integer(value));
-                }
-            }
-            command = std::move(out);
-        } else if (remove->parsed()) {
-            command = RemoveCommand{profile, ids};
-        } else if (members->parsed()) {
-            command = MembersCommand{};
-        } else if (dump->parsed()) {
-            command = DumpCommand{};
-            json = true;
-        } else if (start->parsed()) {
-            if (user.empty()) {
-                throw CLI::ValidationError("start: --user is required");
-            }
-            if (ticket_type < 0 || ticket_type > 255) {
-                throw CLI::ValidationError("start: the ticket type is 0..255");
-            }
-            StartTicketCommand out;
-            out.ticket_type = static_cast<ticket::TicketType>(ticket_type);
-            for (const auto& entry : values) {
-                auto [name, text] = split_assignment(entry);
-                out.values[name] = to_integer(text);
-            }
-            for (const auto& member : split_list(party)) {
-                out.party.emplace_back(member);
-            }
-            command = std::move(out);
-        }
-        if (!admin_secret_file.empty()) {
-            // An operator's token of a few minutes, for this one command.
-            user = user.empty() ? "matchmesh-cli" : user;
-            const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                std::chrono::system_clock::now().time_since_epoch());
-            token = make_token(read_secret(admin_secret_file), user,
-                               static_cast<std::uint64_t>(now.count()) + 300);
-        }
-    } catch (const CLI::ParseError& error) {
-        return app.exit(error) == 0 ? 0 : 2;
+std::uint64_t unix_seconds() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
+Command search_command(const Args& args) {
+    SearchCommand out{split_list(args.profile), args.tag, {}, args.limit};
+    for (const auto& prop : args.props) {
+        auto [name, text] = split_assignment(prop);
+        out.properties[name] = to_integer(text);
     }
+    return out;
+}
 
-    auto client = BlockingClient::connect(node_address, std::chrono::seconds(5), tls_ca_file);
+Command range_command(const Args& args) {
+    RangeSearchCommand out{split_list(args.profile), split_list(args.tags), {}, args.limit};
+    if (out.tags.empty()) {
+        out.tags.push_back("");
+    }
+    for (const auto& prop : args.props) {
+        auto [name, text] = split_assignment(prop);
+        for (const auto& value : split_list(text)) {
+            out.properties[name].push_back(to_integer(value));
+        }
+    }
+    return out;
+}
+
+Command add_command(const Args& args) {
+    AddCommand out{args.profile, args.unique_id, args.tag, {}, {}, std::chrono::seconds(args.ttl)};
+    for (const auto& prop : args.props) {
+        auto [name, text] = split_assignment(prop);
+        out.properties[name] = to_integer(text);
+    }
+    for (const auto& entry : args.values) {
+        auto [name, text] = split_assignment(entry);
+        out.value[name] = to_value(text);
+    }
+    return out;
+}
+
+Command start_command(const Args& args) {
+    if (args.user.empty()) {
+        throw CLI::ValidationError("start: --user is required");
+    }
+    if (args.ticket_type < 0 || args.ticket_type > 255) {
+        throw CLI::ValidationError("start: the ticket type is 0..255");
+    }
+    StartTicketCommand out;
+    out.ticket_type = static_cast<ticket::TicketType>(args.ticket_type);
+    for (const auto& entry : args.values) {
+        auto [name, text] = split_assignment(entry);
+        out.values[name] = to_integer(text);
+    }
+    for (const auto& member : split_list(args.party)) {
+        out.party.emplace_back(member);
+    }
+    return out;
+}
+
+// The command the parsed subcommand asks for (dump prints JSON).
+Command command_of(const Subcommands& sub, Args& args) {
+    if (sub.add->parsed()) {
+        return add_command(args);
+    }
+    if (sub.search->parsed()) {
+        return search_command(args);
+    }
+    if (sub.range->parsed()) {
+        return range_command(args);
+    }
+    if (sub.remove->parsed()) {
+        return RemoveCommand{args.profile, args.ids};
+    }
+    if (sub.dump->parsed()) {
+        args.json = true;
+        return DumpCommand{};
+    }
+    if (sub.start->parsed()) {
+        return start_command(args);
+    }
+    return MembersCommand{};
+}
+
+// Says hello when asked to, sends the command, prints the reply (and a ticket's pushes).
+int run(const Args& args, Command command) {
+    auto client =
+        BlockingClient::connect(args.node_address, std::chrono::seconds(5), args.tls_ca_file);
     if (!client) {
         std::fprintf(stderr, "matchmesh-cli: %s\n", client.error().c_str());
         return 3;
     }
-    if (!user.empty()) {
-        auto hello = client->call(HelloCommand{UserId(user), token, {}});
+    if (!args.user.empty()) {
+        auto hello = client->call(HelloCommand{UserId(args.user), args.token, {}});
         if (!hello) {
             std::fprintf(stderr, "matchmesh-cli: %s\n", hello.error().c_str());
             return 3;
         }
         if (std::holds_alternative<ReplyError>(hello->body)) {
-            return print_reply(*hello, json);
+            return print_reply(*hello, args.json);
         }
     }
     const bool started = std::holds_alternative<StartTicketCommand>(command);
@@ -415,9 +443,42 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "matchmesh-cli: %s\n", reply.error().c_str());
         return 3;
     }
-    const int status = print_reply(*reply, json);
+    const int status = print_reply(*reply, args.json);
     if (status != 0 || !started) {
         return status;
     }
-    return wait_for_end(*client, wait_seconds, json);
+    return wait_for_end(*client, args.wait_seconds, args.json);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"matchmesh-cli: commands against a matchmesh node"};
+    Args args;
+    define_options(app, args);
+    Subcommands sub = define_store_subcommands(app, args);
+    define_ticket_subcommands(app, args, sub);
+    Command command;
+    try {
+        app.parse(argc, argv);
+        if (sub.token->parsed()) {
+            if (args.user.empty()) {
+                throw CLI::ValidationError("token: --user is required");
+            }
+            std::printf("%s\n", make_token(read_secret(args.secret_file), args.user,
+                                           unix_seconds() + static_cast<std::uint64_t>(args.ttl))
+                                    .c_str());
+            return 0;
+        }
+        command = command_of(sub, args);
+        if (!args.admin_secret_file.empty()) {
+            // An operator's token of a few minutes, for this one command.
+            args.user = args.user.empty() ? "matchmesh-cli" : args.user;
+            args.token =
+                make_token(read_secret(args.admin_secret_file), args.user, unix_seconds() + 300);
+        }
+    } catch (const CLI::ParseError& error) {
+        return app.exit(error) == 0 ? 0 : 2;
+    }
+    return run(args, std::move(command));
 }
