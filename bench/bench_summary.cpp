@@ -252,26 +252,8 @@ std::string markdown(const json& summary) {
     return table;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"matchmesh-bench-summary: the summary of a scripts/bench.sh run"};
-    std::string dir_text;
-    Criteria criteria;
-    double cdf_rate = 1000;
-    std::string placement;
-    app.add_option("dir", dir_text, "the run's folder")->required();
-    app.add_option("--p99-limit-ms", criteria.p99_limit_ms,
-                   "time-to-match p99 a sustained rate stays under");
-    app.add_option("--fill-gap-points", criteria.fill_gap_points,
-                   "fill-rate points a sustained rate may lose to the ideal");
-    app.add_option("--offered-share-min", criteria.offered_share_min,
-                   "the share of a step's rate its players must really arrive at");
-    app.add_option("--cdf-rate", cdf_rate, "the rate whose time-to-match distribution is charted");
-    app.add_option("--placement", placement, "where the processes ran (CPUs), for the record");
-    CLI11_PARSE(app, argc, argv);
-    const fs::path dir(dir_text);
-
+// The ramp's runs, by system (runs/SYSTEM-RATE.json, e.g. redis-500.json), by rate.
+std::map<std::string, std::vector<Point>> read_runs(const fs::path& dir) {
     std::map<std::string, std::vector<Point>> systems;
     // Runs are named SYSTEM-RATE.json, e.g. redis-500.json.
     for (const auto& entry : fs::directory_iterator(dir / "runs")) {
@@ -295,16 +277,11 @@ int main(int argc, char** argv) {
         std::sort(points.begin(), points.end(),
                   [](const Point& a, const Point& b) { return a.rate < b.rate; });
     }
-    json summary = json::object();
-    for (const auto& [system, points] : systems) {
-        summary[system] = system_summary(points, criteria);
-    }
-    if (summary.contains("matchmesh") && summary.contains("redis") &&
-        summary["redis"]["max_rate"].get<double>() > 0) {
-        summary["rate_ratio"] = round_to(summary["matchmesh"]["max_rate"].get<double>() /
-                                             summary["redis"]["max_rate"].get<double>(),
-                                         2);
-    }
+    return systems;
+}
+
+// The simulation benchmark's figures, when the run made them.
+void add_simulation(const fs::path& dir, json& summary) {
     if (const json matches = read_json(dir / "sim-matches.json"); matches.is_object()) {
         summary["sim_matches"] = matches;
         std::ifstream instructions(dir / "instructions.txt");
@@ -322,6 +299,40 @@ int main(int argc, char** argv) {
         summary["pool_growth_exponent"] = pool.value("pool_growth_exponent", json());
         summary["sim_pool"] = pool;
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"matchmesh-bench-summary: the summary of a scripts/bench.sh run"};
+    std::string dir_text;
+    Criteria criteria;
+    double cdf_rate = 1000;
+    std::string placement;
+    app.add_option("dir", dir_text, "the run's folder")->required();
+    app.add_option("--p99-limit-ms", criteria.p99_limit_ms,
+                   "time-to-match p99 a sustained rate stays under");
+    app.add_option("--fill-gap-points", criteria.fill_gap_points,
+                   "fill-rate points a sustained rate may lose to the ideal");
+    app.add_option("--offered-share-min", criteria.offered_share_min,
+                   "the share of a step's rate its players must really arrive at");
+    app.add_option("--cdf-rate", cdf_rate, "the rate whose time-to-match distribution is charted");
+    app.add_option("--placement", placement, "where the processes ran (CPUs), for the record");
+    CLI11_PARSE(app, argc, argv);
+    const fs::path dir(dir_text);
+
+    const std::map<std::string, std::vector<Point>> systems = read_runs(dir);
+    json summary = json::object();
+    for (const auto& [system, points] : systems) {
+        summary[system] = system_summary(points, criteria);
+    }
+    if (summary.contains("matchmesh") && summary.contains("redis") &&
+        summary["redis"]["max_rate"].get<double>() > 0) {
+        summary["rate_ratio"] = round_to(summary["matchmesh"]["max_rate"].get<double>() /
+                                             summary["redis"]["max_rate"].get<double>(),
+                                         2);
+    }
+    add_simulation(dir, summary);
     add_overload_phases(dir, summary);
     summary["criteria"] = {{"p99_limit_ms", criteria.p99_limit_ms},
                            {"fill_gap_points", criteria.fill_gap_points},

@@ -17,11 +17,8 @@ std::string host_name() {
     return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("matchmesh");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"matchmesh node: serves a share of the cluster's matchmaking store"};
-    std::string config_path;
+// What the command line overrides in the config file.
+struct Overrides {
     std::string id;
     std::string node_type;
     std::string mesh_listen;
@@ -29,18 +26,49 @@ int main(int argc, char** argv) {
     std::string client_listen;
     std::vector<std::string> seeds;
     std::string admin_listen;
+};
+
+void apply(const Overrides& given, matchmesh::config::Config& config) {
+    const auto set = [](std::string& field, const std::string& value) {
+        if (!value.empty()) {
+            field = value;
+        }
+    };
+    set(config.node.id, given.id);
+    if (config.node.id.empty()) {
+        config.node.id = host_name();
+    }
+    set(config.node.node_type, given.node_type);
+    set(config.node.mesh_listen, given.mesh_listen);
+    set(config.node.mesh_advertise, given.mesh_advertise);
+    set(config.node.client_listen, given.client_listen);
+    if (!given.admin_listen.empty()) {
+        config.node.admin_listen = given.admin_listen == "none" ? "" : given.admin_listen;
+    }
+    if (!given.seeds.empty()) {
+        config.cluster.seeds = given.seeds;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"matchmesh node: serves a share of the cluster's matchmaking store"};
+    std::string config_path;
+    Overrides given;
     std::string log_level = "info";
     app.add_option("--config", config_path, "JSON config file")->required();
-    app.add_option("--id", id, "node ID (overrides node.id; default: the host name)");
-    app.add_option("--node-type", node_type, "node type (overrides node.nodeType)");
-    app.add_option("--mesh-listen", mesh_listen, "host:port of the mesh port (node.meshListen)");
-    app.add_option("--mesh-advertise", mesh_advertise,
+    app.add_option("--id", given.id, "node ID (overrides node.id; default: the host name)");
+    app.add_option("--node-type", given.node_type, "node type (overrides node.nodeType)");
+    app.add_option("--mesh-listen", given.mesh_listen,
+                   "host:port of the mesh port (node.meshListen)");
+    app.add_option("--mesh-advertise", given.mesh_advertise,
                    "host:port peers use to reach this node (node.meshAdvertise)");
-    app.add_option("--client-listen", client_listen,
+    app.add_option("--client-listen", given.client_listen,
                    "host:port of the client port (node.clientListen)");
-    app.add_option("--admin-listen", admin_listen,
+    app.add_option("--admin-listen", given.admin_listen,
                    "host:port of the metrics port (node.adminListen); 'none' for no port");
-    app.add_option("--seeds", seeds, "seed nodes, host:port (overrides cluster.seeds)")
+    app.add_option("--seeds", given.seeds, "seed nodes, host:port (overrides cluster.seeds)")
         ->delimiter(',');
     app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
@@ -52,30 +80,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     matchmesh::config::Config config = std::move(*loaded);
-    if (!id.empty()) {
-        config.node.id = id;
-    }
-    if (config.node.id.empty()) {
-        config.node.id = host_name();
-    }
-    if (!node_type.empty()) {
-        config.node.node_type = node_type;
-    }
-    if (!mesh_listen.empty()) {
-        config.node.mesh_listen = mesh_listen;
-    }
-    if (!mesh_advertise.empty()) {
-        config.node.mesh_advertise = mesh_advertise;
-    }
-    if (!client_listen.empty()) {
-        config.node.client_listen = client_listen;
-    }
-    if (!admin_listen.empty()) {
-        config.node.admin_listen = admin_listen == "none" ? "" : admin_listen;
-    }
-    if (!seeds.empty()) {
-        config.cluster.seeds = seeds;
-    }
+    apply(given, config);
     if (auto valid = matchmesh::config::validate(config, config_path); !valid) {
         std::fprintf(stderr, "matchmesh: %s\n", valid.error().message.c_str());
         return 1;

@@ -112,6 +112,37 @@ void start_tickets(node::Node& node, bool late) {
     }
 }
 
+// Prints every player's outcome; whether they are the ones this example is built to show.
+bool report(const std::map<std::string, std::uint16_t>& result_codes,
+            const std::map<std::string, std::set<std::string>>& rooms, int refusals) {
+    for (const auto& [room, members] : rooms) {
+        std::string names;
+        for (const std::string& name : members) {
+            names += (names.empty() ? "" : " + ") + name;
+        }
+        std::printf("matched: %s (room %s)\n", names.c_str(), room.c_str());
+    }
+    for (const Player& player : players) {
+        const auto found = result_codes.find(player.name);
+        const int code = found == result_codes.end() ? 0 : found->second;
+        std::printf("%s (%s %lld): %s\n", player.name, player.region,
+                    static_cast<long long>(player.rating),
+                    code == ticket::push_success   ? "matched"
+                    : code == ticket::push_timeout ? "no match (timed out)"
+                                                   : "no result");
+    }
+
+    const std::map<std::string, std::uint16_t> expected = {
+        {"ana", ticket::push_success}, {"ben", ticket::push_success},
+        {"cem", ticket::push_timeout}, {"dan", ticket::push_timeout},
+        {"eva", ticket::push_timeout}, {"fay", ticket::push_timeout}};
+    const bool as_expected = result_codes == expected && rooms.size() == 1 &&
+                             rooms.begin()->second == std::set<std::string>{"ana", "ben"} &&
+                             refusals > 0;
+    std::printf("%s\n", as_expected ? "outcomes as expected" : "UNEXPECTED outcomes");
+    return as_expected;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -171,30 +202,5 @@ int main(int argc, char** argv) {
     });
     node.run();
 
-    for (const auto& [room, members] : rooms) {
-        std::string names;
-        for (const std::string& name : members) {
-            names += (names.empty() ? "" : " + ") + name;
-        }
-        std::printf("matched: %s (room %s)\n", names.c_str(), room.c_str());
-    }
-    for (const Player& player : players) {
-        const auto found = result_codes.find(player.name);
-        const int code = found == result_codes.end() ? 0 : found->second;
-        std::printf("%s (%s %lld): %s\n", player.name, player.region,
-                    static_cast<long long>(player.rating),
-                    code == ticket::push_success   ? "matched"
-                    : code == ticket::push_timeout ? "no match (timed out)"
-                                                   : "no result");
-    }
-
-    const std::map<std::string, std::uint16_t> expected = {
-        {"ana", ticket::push_success}, {"ben", ticket::push_success},
-        {"cem", ticket::push_timeout}, {"dan", ticket::push_timeout},
-        {"eva", ticket::push_timeout}, {"fay", ticket::push_timeout}};
-    const bool as_expected = result_codes == expected && rooms.size() == 1 &&
-                             rooms.begin()->second == std::set<std::string>{"ana", "ben"} &&
-                             refusals > 0;
-    std::printf("%s\n", as_expected ? "outcomes as expected" : "UNEXPECTED outcomes");
-    return as_expected ? 0 : 1;
+    return report(result_codes, rooms, refusals) ? 0 : 1;
 }
