@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "mesh/base/assert.hpp"
 #include "ticket/service.hpp"
 #include "ticket/ticket.capnp.h"
 
@@ -139,6 +140,7 @@ void TicketService::receive_end(const PushEnvelope& push,
         return;
     }
     deliver_locally(push);
+    MM_ASSERT(participation.ticket_id == push.ticket_id);  // one terminal push per participation
     if (push.kind == WireKind::success) {
         participation.completed = true;
         participation.room_id = push.room_id;

@@ -378,6 +378,7 @@ void TicketService::spread_candidates(OwnedTicket& ticket) {
 }
 
 void TicketService::conclude_join(OwnedTicket& ticket) {
+    MM_ASSERT(ticket.joining != nullptr && ticket.phase != TicketPhase::matched);
     // The party now belongs to that room; its node decides the rest, pushes included.
     const JoinAttempt joined = *ticket.joining;
     const TicketId id = ticket.id;
@@ -405,6 +406,7 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
 }
 
 void TicketService::start_waiting(OwnedTicket& ticket) {
+    MM_ASSERT(ticket.phase == TicketPhase::searching && ticket.joining == nullptr);
     ticket.phase = TicketPhase::waiting;
     if (auto room = rooms_.find(ticket.room_id); room != rooms_.end()) {
         room->second.state = ticket.backfill ? RoomState::backfill : RoomState::waiting;
@@ -492,6 +494,7 @@ void TicketService::end_ticket(const TicketId& id, PushKind outcome) {
         ticket.expired = ticket.expired || outcome == PushKind::timeout;
         return;
     }
+    MM_ASSERT(ticket.phase != TicketPhase::matched);  // a matched ticket is gone already
     const TicketId room_id = ticket.room_id;
     const bool backfill = ticket.backfill;
     if (auto room = rooms_.find(room_id);

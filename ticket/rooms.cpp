@@ -183,6 +183,7 @@ void TicketService::seat(Room& room, const JoinMessage& join) {
         room.edit_extras().reservations.erase(user->id);
         room.members.push_back(Member{user, join.ticket_id});
     }
+    MM_ASSERT(room.members.size() <= room.max_members);  // seat_refusal counted the seats
     room.edit_extras().ticket_properties.candidates[join.party.front()->id] = join.holder;
     accepted_attempts_[join.attempt] = scheduler_.now() + options_.matched_memory;
     ++counters_.joins_accepted;
@@ -273,6 +274,7 @@ void TicketService::yield_to_crossed_join(Room& room, const JoinMessage& join) {
         !(room.id.str() < join.ticket_id.str())) {
         return;
     }
+    MM_ASSERT(room.state == RoomState::searching);
     ticket->second.joining.reset();
     ticket->second.looking = false;
     room.state = RoomState::waiting;
