@@ -100,7 +100,7 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
     }
     auto stream = std::make_shared<mesh::FramedStream>(context_, read_buffer_bytes);
     open_.insert(stream);
-    const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(parts->first), parts->second);
+    const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(parts->host), parts->port);
     if (endpoint.address().is_loopback() && endpoint.address().is_v4()) {
         // Players come from many addresses. From one, a few hundred thousand connections a
         // minute would exhaust its ports to the node (each closed one waits a minute), and the
@@ -167,7 +167,7 @@ asio::awaitable<std::expected<ServerMessage, std::string>> Driver::receive(
     const StreamPtr& stream) {
     std::vector<capnp::word> body;
     mesh::FrameLimits limits;
-    limits.body_bytes_max = 16 * 1024 * 1024;
+    limits.frame_bytes_max = 16 * 1024 * 1024;
     auto read = co_await stream->read_frame(limits, body);
     if (!read) {
         co_return std::unexpected(read.error().reason);

@@ -28,13 +28,13 @@ struct MatchRules {
     MatchRules rules;
     rules.max_members = type.max_members;
     if (type.allow_match) {
-        rules.window = type.allow_match->second;
+        rules.window = type.allow_match->max_difference;
     } else if (!type.properties.empty()) {
         rules.window = type.properties.begin()->second.search_spread;
     }
     if (type.complete_when) {
-        rules.min_members = type.complete_when->first;
-        rules.complete_after_s = type.complete_when->second;
+        rules.min_members = type.complete_when->min_members;
+        rules.complete_after_s = type.complete_when->after_seconds;
     }
     rules.duration_s = type.ticket_duration_seconds;
     return rules;

@@ -244,22 +244,22 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
          "commandsPerSecond", "rangeValuesMax", "searchCostMax", "ticketDurationMinSeconds",
          "loopLagMaxMs", "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
     LimitsConfig limits;
-    optional_field(section, path, "maxFrameBytes", limits.max_frame_bytes,
+    optional_field(section, path, "maxFrameBytes", limits.frame_bytes_max,
                    integer_in(4096, 256 * 1024 * 1024));
-    optional_field(section, path, "traversalLimitWords", limits.traversal_limit_words,
+    optional_field(section, path, "traversalLimitWords", limits.traversal_words_max,
                    integer_in(1024, 64 * 1024 * 1024));
-    optional_field(section, path, "nestingLimit", limits.nesting_limit, integer_in(4, 64));
+    optional_field(section, path, "nestingLimit", limits.nesting_max, integer_in(4, 64));
     optional_field(section, path, "sendQueueFrames", limits.send_queue_frames,
                    integer_in(16, 16 * 1024 * 1024));
     optional_field(section, path, "sendQueueBytes", limits.send_queue_bytes,
                    integer_in(64 * 1024, std::int64_t{16} * 1024 * 1024 * 1024));
-    optional_field(section, path, "maxMeshConnections", limits.max_mesh_connections,
+    optional_field(section, path, "maxMeshConnections", limits.mesh_connections_max,
                    integer_in(2, 65536));
     optional_field(section, path, "handshakeTimeoutMs", limits.handshake_timeout_ms,
                    integer_in(10, 60000));
-    optional_field(section, path, "maxClientFrameBytes", limits.max_client_frame_bytes,
+    optional_field(section, path, "maxClientFrameBytes", limits.client_frame_bytes_max,
                    integer_in(1024, 64 * 1024 * 1024));
-    optional_field(section, path, "maxClientConnections", limits.max_client_connections,
+    optional_field(section, path, "maxClientConnections", limits.client_connections_max,
                    integer_in(1, 1000000));
     optional_field(section, path, "clientHelloTimeoutMs", limits.client_hello_timeout_ms,
                    integer_in(100, 600000));
@@ -362,7 +362,7 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
             !section["allowMatch"].contains("maxDifference")) {
             reject(at, "needs value and maxDifference");
         }
-        type.allow_match = std::pair{
+        type.allow_match = AllowMatchRule{
             read_string(section["allowMatch"]["value"], child_path(at, "value"), 1, name_bytes_max),
             read_integer(section["allowMatch"]["maxDifference"], child_path(at, "maxDifference"), 0,
                          INT64_MAX)};
@@ -374,12 +374,12 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
             !section["completeWhen"].contains("afterSeconds")) {
             reject(at, "needs minMembers and afterSeconds");
         }
-        type.complete_when =
-            std::pair{static_cast<int>(read_integer(section["completeWhen"]["minMembers"],
-                                                    child_path(at, "minMembers"), 1, 255)),
-                      static_cast<int>(read_integer(section["completeWhen"]["afterSeconds"],
-                                                    child_path(at, "afterSeconds"), 0, 3600))};
-        if (type.complete_when->first > type.max_members) {
+        type.complete_when = CompleteWhenRule{
+            static_cast<int>(read_integer(section["completeWhen"]["minMembers"],
+                                          child_path(at, "minMembers"), 1, 255)),
+            static_cast<int>(read_integer(section["completeWhen"]["afterSeconds"],
+                                          child_path(at, "afterSeconds"), 0, 3600))};
+        if (type.complete_when->min_members > type.max_members) {
             reject(child_path(at, "minMembers"),
                    fmt::format("must not exceed maxMembers ({})", type.max_members));
         }

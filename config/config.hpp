@@ -64,15 +64,15 @@ struct TlsConfig {
 
 // Bounds on what peers and clients may make this node hold or parse.
 struct LimitsConfig {
-    std::size_t max_frame_bytes = 1024 * 1024;  // mesh frames
-    std::uint64_t traversal_limit_words = 256 * 1024;
-    int nesting_limit = 16;
+    std::size_t frame_bytes_max = 1024 * 1024;  // mesh frames
+    std::uint64_t traversal_words_max = 256 * 1024;
+    int nesting_max = 16;
     std::size_t send_queue_frames = 65536;
     std::size_t send_queue_bytes = 64 * 1024 * 1024;
-    std::size_t max_mesh_connections = 1024;
+    std::size_t mesh_connections_max = 1024;
     int handshake_timeout_ms = 3000;
-    std::size_t max_client_frame_bytes = 64 * 1024;
-    std::size_t max_client_connections = 10000;
+    std::size_t client_frame_bytes_max = 64 * 1024;
+    std::size_t client_connections_max = 10000;
     // A client connection that has not said hello by then is closed.
     int client_hello_timeout_ms = 10000;
     int token_lifetime_max_seconds = 86400;  // a client token valid for longer is refused
@@ -95,6 +95,20 @@ struct TicketPropertyRule {
     std::int64_t search_spread = 0;  // search value +- spread, a bucket width apart, nearest first
 };
 
+// Allow a match only if the two players' `value`s differ by at most max_difference.
+struct AllowMatchRule {
+    std::string value;
+    std::int64_t max_difference = 0;
+    bool operator==(const AllowMatchRule&) const = default;
+};
+
+// Complete with at least min_members once the ticket has waited after_seconds.
+struct CompleteWhenRule {
+    int min_members = 0;
+    int after_seconds = 0;
+    bool operator==(const CompleteWhenRule&) const = default;
+};
+
 // A ticket type the stock node runs, with the built-in policies for its callbacks.
 struct TicketTypeConfig {
     int type = 0;
@@ -111,10 +125,8 @@ struct TicketTypeConfig {
     int wait_search_after_ms = 1000;
     int how_many = 20;
     int timeout_extension_seconds = 0;
-    // Allow a match only if the two players' values differ by at most max_difference.
-    std::optional<std::pair<std::string, std::int64_t>> allow_match;
-    // Complete with at least min_members once the ticket has waited after_seconds.
-    std::optional<std::pair<int, int>> complete_when;
+    std::optional<AllowMatchRule> allow_match;
+    std::optional<CompleteWhenRule> complete_when;
     // Per-ticket random spread (+-) of the interval, tries and duration, so tickets interleave.
     int randomize_search_interval_ms = 0;
     int randomize_search_tries = 0;

@@ -116,9 +116,9 @@ std::expected<std::size_t, FrameError> parse_header(
     if (length == 0) {
         return fail(FrameErrc::empty, "frame body is empty");
     }
-    if (length > limits.body_bytes_max) {
+    if (length > limits.frame_bytes_max) {
         return fail(FrameErrc::oversized, fmt::format("frame body of {} bytes exceeds {}", length,
-                                                      limits.body_bytes_max));
+                                                      limits.frame_bytes_max));
     }
     if (length % sizeof(capnp::word) != 0) {
         return fail(FrameErrc::misaligned,

@@ -21,7 +21,7 @@ inline constexpr std::size_t frame_header_bytes = 8;
 inline constexpr std::uint16_t frame_version = 1;
 
 struct FrameLimits {
-    std::size_t body_bytes_max = 1024 * 1024;
+    std::size_t frame_bytes_max = 1024 * 1024;
     std::uint64_t traversal_words_max = 256 * 1024;  // Cap'n Proto traversal limit per message
     int nesting_max = 16;                            // Cap'n Proto nesting limit
 

@@ -39,7 +39,7 @@ std::expected<BlockingClient, std::string> BlockingClient::connect(
     BlockingClient client;
     asio::ip::tcp::resolver resolver(*client.context_);
     std::error_code error;
-    auto endpoints = resolver.resolve(parts->first, std::to_string(parts->second), error);
+    auto endpoints = resolver.resolve(parts->host, std::to_string(parts->port), error);
     if (error) {
         return std::unexpected(fmt::format("cannot resolve {}: {}", address, error.message()));
     }
@@ -66,8 +66,8 @@ std::expected<BlockingClient, std::string> BlockingClient::connect(
         client.tls_context_ = std::move(*context);
         client.tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(
             *client.socket_, *client.tls_context_);
-        client.tls_->set_verify_callback(asio::ssl::host_name_verification(parts->first));
-        SSL_set_tlsext_host_name(client.tls_->native_handle(), parts->first.c_str());
+        client.tls_->set_verify_callback(asio::ssl::host_name_verification(parts->host));
+        SSL_set_tlsext_host_name(client.tls_->native_handle(), parts->host.c_str());
         done = false;
         client.tls_->async_handshake(asio::ssl::stream_base::client,
                                      [&](const std::error_code& result) {
@@ -158,7 +158,7 @@ std::expected<ServerMessage, std::string> BlockingClient::read_message(
         return std::unexpected(fmt::format("connection lost: {}", error.message()));
     }
     mesh::FrameLimits limits;
-    limits.body_bytes_max = 64 * 1024 * 1024;
+    limits.frame_bytes_max = 64 * 1024 * 1024;
     limits.traversal_words_max = 64 * 1024 * 1024;
     auto length = mesh::parse_header(header, limits);
     if (!length) {

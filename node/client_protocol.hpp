@@ -18,7 +18,12 @@
 
 namespace matchmesh::node {
 
-inline constexpr std::size_t request_list_max = 64;  // profile IDs, tags, unique IDs per request
+// What one request may carry; a request past any of these is refused as malformed, naming it.
+inline constexpr std::size_t request_list_max = 64;    // profile IDs, tags, unique IDs per request
+inline constexpr std::size_t user_id_bytes_max = 128;  // a user ID, a party member
+inline constexpr std::size_t token_bytes_max = 512;    // a hello's token
+inline constexpr std::size_t application_data_bytes_max = 4096;  // a startTicket's data
+inline constexpr std::size_t broadcast_bytes_max = 16 * 1024;    // a broadcast's message
 
 struct AddCommand {
     std::string profile_id;

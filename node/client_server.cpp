@@ -22,7 +22,7 @@ ClientServer::ClientServer(asio::io_context& context, ClientServerOptions option
       handler_(handler),
       log_(std::move(log)),
       acceptor_(context) {
-    limits_.body_bytes_max = options_.frame_bytes_max;
+    limits_.frame_bytes_max = options_.frame_bytes_max;
     limits_.traversal_words_max = options_.traversal_words_max;
     limits_.nesting_max = options_.nesting_max;
 }

@@ -22,7 +22,7 @@
 
 namespace matchmesh::node {
 
-std::pair<std::uint64_t, std::uint64_t> resident_bytes() {
+ResidentBytes resident_bytes() {
     std::ifstream status("/proc/self/status");
     std::string line;
     std::uint64_t now = 0;
@@ -215,7 +215,7 @@ double read_metric(const std::string& admin, const std::string& sample) {
     try {
         asio::io_context context;
         asio::ip::tcp::socket socket(context);
-        socket.connect({asio::ip::make_address(parts->first), parts->second});
+        socket.connect({asio::ip::make_address(parts->host), parts->port});
         const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + admin + "\r\n\r\n";
         asio::write(socket, asio::buffer(request));
         std::string response;

@@ -98,7 +98,11 @@ private:
 };
 
 // The process's resident set now and at its peak, in bytes (from /proc/self/status).
-[[nodiscard]] std::pair<std::uint64_t, std::uint64_t> resident_bytes();
+struct ResidentBytes {
+    std::uint64_t current = 0;
+    std::uint64_t peak = 0;
+};
+[[nodiscard]] ResidentBytes resident_bytes();
 // The CPU time the process has used, user and system, in seconds.
 [[nodiscard]] double cpu_seconds();
 

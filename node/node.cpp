@@ -22,12 +22,12 @@ mesh::TcpOptions tcp_options(const config::Config& config, mesh::TlsContext tls)
     options.listen = config.node.mesh_listen;
     options.cluster = config.cluster.name;
     options.secret = config.cluster.secret;
-    options.limits.body_bytes_max = config.limits.max_frame_bytes;
-    options.limits.traversal_words_max = config.limits.traversal_limit_words;
-    options.limits.nesting_max = config.limits.nesting_limit;
+    options.limits.frame_bytes_max = config.limits.frame_bytes_max;
+    options.limits.traversal_words_max = config.limits.traversal_words_max;
+    options.limits.nesting_max = config.limits.nesting_max;
     options.queue_frames_max = config.limits.send_queue_frames;
     options.queue_bytes_max = config.limits.send_queue_bytes;
-    options.connections_max = config.limits.max_mesh_connections;
+    options.connections_max = config.limits.mesh_connections_max;
     options.handshake_timeout = Duration(config.limits.handshake_timeout_ms);
     return options;
 }
@@ -202,8 +202,8 @@ std::expected<void, std::string> Node::start_services(const config::Config& conf
 std::expected<void, std::string> Node::start_client_port(const config::Config& config) {
     ClientServerOptions client_options;
     client_options.listen = config.node.client_listen;
-    client_options.frame_bytes_max = config.limits.max_client_frame_bytes;
-    client_options.connections_max = config.limits.max_client_connections;
+    client_options.frame_bytes_max = config.limits.client_frame_bytes_max;
+    client_options.connections_max = config.limits.client_connections_max;
     client_options.commands_per_second = config.limits.commands_per_second;
     client_options.hello_timeout = std::chrono::milliseconds(config.limits.client_hello_timeout_ms);
     client_options.tls = tls_.clients;

@@ -15,8 +15,6 @@
 namespace matchmesh::node {
 namespace {
 
-constexpr std::size_t user_id_bytes_max = 128;
-
 std::string text_of(capnp::Text::Reader text, std::size_t bytes_max, const char* field) {
     return mesh::read_text(text, {.bytes_max = bytes_max}, field);
 }
@@ -121,8 +119,9 @@ std::optional<Command> ticket_command_of(wire::Request::Reader request) {
                 command.party.emplace_back(member);
             }
             auto data = start.getApplicationData();
-            if (data.size() > 4096) {
-                throw std::invalid_argument("application data is larger than 4096 bytes");
+            if (data.size() > application_data_bytes_max) {
+                throw std::invalid_argument(fmt::format("application data is larger than {} bytes",
+                                                        application_data_bytes_max));
             }
             command.application_data.assign(data.begin(), data.end());
             return command;
@@ -159,8 +158,9 @@ std::optional<Command> ticket_command_of(wire::Request::Reader request) {
         case wire::Request::BROADCAST: {
             auto broadcast = request.getBroadcast();
             auto message = broadcast.getMessage();
-            if (message.size() > 16 * 1024) {
-                throw std::invalid_argument("broadcast message is larger than 16 KiB");
+            if (message.size() > broadcast_bytes_max) {
+                throw std::invalid_argument(
+                    fmt::format("broadcast message is larger than {} bytes", broadcast_bytes_max));
             }
             return BroadcastCommand{broadcast.getTicketType(), broadcast.getVer(),
                                     broadcast.getCmd(),
@@ -183,7 +183,7 @@ Command command_of(wire::Request::Reader request) {
     if (request.isHello()) {
         auto hello = request.getHello();
         return HelloCommand{UserId(text_of(hello.getUserId(), user_id_bytes_max, "user ID")),
-                            text_of(hello.getToken(), 512, "token"),
+                            text_of(hello.getToken(), token_bytes_max, "token"),
                             matching::read_value(hello.getData())};
     }
     if (auto command = store_command_of(request)) {

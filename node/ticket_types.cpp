@@ -44,9 +44,9 @@ std::expected<void, std::string> ConfiguredTicketTypes::check_values(
                                                type, config->name, rule.value));
         }
     }
-    if (config->allow_match && !values.contains(config->allow_match->first)) {
+    if (config->allow_match && !values.contains(config->allow_match->value)) {
         return std::unexpected(fmt::format("ticket type {} ({}) needs the player's value '{}'",
-                                           type, config->name, config->allow_match->first));
+                                           type, config->name, config->allow_match->value));
     }
     return {};
 }

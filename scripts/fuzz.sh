@@ -40,7 +40,7 @@ for target in "${targets[@]}"; do
     echo "fuzz: $target for ${seconds}s (log: $log)"
     # -rss_limit_mb: a target's own limits keep it far below this; -timeout: one input over 10 s
     # is a hang.
-    if ! "$build_dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=10 \
+    if ! "$build_dir/bin/fuzz_$target" -max_total_time="$seconds" -timeout=10 \
         -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
         -artifact_prefix="$root/run/fuzz/crash-$target-" \
         "$work" "$root/tests/fuzz/corpus/$target" >"$log" 2>&1; then
@@ -54,7 +54,7 @@ for target in "${targets[@]}"; do
     corpus=$(find "$work" -type f | wc -l)
     echo "fuzz: $target clean: $runs inputs in ${seconds}s, $coverage, $corpus inputs kept"
     if [ "$merge" = 1 ]; then
-        "$build_dir/tests/fuzz/fuzz_$target" -merge=1 -max_len=65536 \
+        "$build_dir/bin/fuzz_$target" -merge=1 -max_len=65536 \
             "$root/tests/fuzz/corpus/$target" "$work" >>"$log" 2>&1
         echo "fuzz: $target corpus now $(find "$root/tests/fuzz/corpus/$target" -type f | wc -l) inputs"
     fi

@@ -171,8 +171,7 @@ Bytes generate_failure_payload(std::string_view message, std::uint16_t code) {
     return Bytes(bytes.begin(), bytes.end());
 }
 
-std::expected<std::pair<std::string, std::uint16_t>, std::string> parse_failure_payload(
-    const Bytes& payload) {
+std::expected<Failure, std::string> parse_failure_payload(const Bytes& payload) {
     if (payload.empty() || payload.size() % sizeof(capnp::word) != 0) {
         return std::unexpected("not a ticket-failure payload");
     }
@@ -181,7 +180,7 @@ std::expected<std::pair<std::string, std::uint16_t>, std::string> parse_failure_
     try {
         capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data(), words.size()));
         auto failure = reader.getRoot<wire::Failure>();
-        return std::pair{std::string(failure.getMessage().cStr()), failure.getCode()};
+        return Failure{std::string(failure.getMessage().cStr()), failure.getCode()};
     } catch (const kj::Exception& error) {
         return std::unexpected(std::string(error.getDescription().cStr()));
     }

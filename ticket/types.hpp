@@ -166,7 +166,10 @@ using Result = std::expected<T, TicketError>;
 
 // The payload of a ticket-failure push: a message and a code, and back.
 [[nodiscard]] Bytes generate_failure_payload(std::string_view message, std::uint16_t code);
-[[nodiscard]] std::expected<std::pair<std::string, std::uint16_t>, std::string>
-parse_failure_payload(const Bytes& payload);
+struct Failure {
+    std::string message;
+    std::uint16_t code = 0;
+};
+[[nodiscard]] std::expected<Failure, std::string> parse_failure_payload(const Bytes& payload);
 
 }  // namespace matchmesh::ticket

@@ -8,8 +8,7 @@
 
 namespace matchmesh::mesh {
 
-std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_port(
-    std::string_view address) {
+std::expected<HostPort, std::string> split_host_port(std::string_view address) {
     const auto colon = address.rfind(':');
     if (colon == std::string_view::npos || colon == 0) {
         return std::unexpected(fmt::format("'{}' is not host:port", address));
@@ -25,7 +24,7 @@ std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_por
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
         host = host.substr(1, host.size() - 2);  // [::1]:7100
     }
-    return std::pair{host, static_cast<std::uint16_t>(port)};
+    return HostPort{host, static_cast<std::uint16_t>(port)};
 }
 
 std::expected<asio::ip::tcp::endpoint, std::string> open_listener(asio::ip::tcp::acceptor& acceptor,
@@ -39,7 +38,7 @@ std::expected<asio::ip::tcp::endpoint, std::string> open_listener(asio::ip::tcp:
     }
     std::error_code error;
     asio::ip::tcp::resolver resolver(acceptor.get_executor());
-    auto endpoints = resolver.resolve(parts->first, std::to_string(parts->second),
+    auto endpoints = resolver.resolve(parts->host, std::to_string(parts->port),
                                       asio::ip::tcp::resolver::passive, error);
     if (error || endpoints.empty()) {
         return failed(error ? error.message() : "no address");

@@ -11,8 +11,12 @@
 
 namespace matchmesh::mesh {
 
-[[nodiscard]] std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_port(
-    std::string_view address);
+struct HostPort {
+    std::string host;  // without the brackets of an IPv6 address
+    std::uint16_t port = 0;
+};
+
+[[nodiscard]] std::expected<HostPort, std::string> split_host_port(std::string_view address);
 
 // Opens, binds and listens; returns the bound endpoint (port 0 picks a free one).
 [[nodiscard]] std::expected<asio::ip::tcp::endpoint, std::string> open_listener(

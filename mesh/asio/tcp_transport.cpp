@@ -155,7 +155,7 @@ void TcpTransport::dial_seeds() {
             // A seed name may resolve to several nodes (a headless service): dial each.
             std::error_code error;
             asio::ip::tcp::resolver resolver(context_);
-            auto endpoints = resolver.resolve(parts->first, std::to_string(parts->second), error);
+            auto endpoints = resolver.resolve(parts->host, std::to_string(parts->port), error);
             if (error) {
                 log_->info("mesh: seed {} does not resolve: {}", seed, error.message());
                 continue;
@@ -431,9 +431,9 @@ asio::awaitable<bool> TcpTransport::dial(TcpTransport* self, ConnectionPtr conne
         co_return false;
     }
     asio::ip::tcp::resolver resolver(self->context_);
-    const std::string port = std::to_string(parts->second);
+    const std::string port = std::to_string(parts->port);
     auto [resolve_error, endpoints] =
-        co_await resolver.async_resolve(parts->first, port, use_nothrow);
+        co_await resolver.async_resolve(parts->host, port, use_nothrow);
     if (!*alive || connection->closed) {
         co_return false;
     }

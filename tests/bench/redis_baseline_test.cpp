@@ -141,12 +141,12 @@ std::map<int, matchmesh::config::TicketTypeConfig> test_types() {
     matchmesh::config::TicketTypeConfig duel;
     duel.type = 1;
     duel.max_members = 2;
-    duel.allow_match = std::pair<std::string, std::int64_t>{"rating", 100};
+    duel.allow_match = matchmesh::config::AllowMatchRule{"rating", 100};
     duel.ticket_duration_seconds = 3;
     matchmesh::config::TicketTypeConfig trio = duel;
     trio.type = 2;
     trio.max_members = 3;
-    trio.complete_when = std::pair<int, int>{2, 1};
+    trio.complete_when = matchmesh::config::CompleteWhenRule{2, 1};
     return {{1, duel}, {2, trio}};
 }
 

@@ -169,7 +169,7 @@ private:
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     mesh::FrameLimits limits;
-    limits.body_bytes_max = 64 * 1024;  // the client port's default
+    limits.frame_bytes_max = 64 * 1024;  // the client port's default
     const capnp::ReaderOptions options = limits.reader_options();
     Cluster cluster;
     std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(data), size);

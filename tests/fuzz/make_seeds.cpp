@@ -11,6 +11,7 @@
 #include "mesh/control.hpp"
 #include "mesh/frame.hpp"
 #include "node/client_protocol.hpp"
+#include "support/sample_messages.hpp"
 #include "ticket/wire.hpp"
 
 using namespace matchmesh;
@@ -33,81 +34,11 @@ void write(const std::filesystem::path& file, const std::string& text) {
     std::ofstream(file, std::ios::binary) << text;
 }
 
-mesh::Frame peer_frame(mesh::ServiceId service, mesh::MethodId method, const mesh::Payload& payload,
-                       mesh::EnvelopeKind kind = mesh::EnvelopeKind::request) {
-    return mesh::encode_frame({service, method, 7, kind, 0, {}}, payload.words());
-}
-
 void mesh_seeds(const std::filesystem::path& folder) {
-    const mesh::MemberInfo member{NodeId("node-1"), "127.0.0.1:7100", "HTTP", 42};
-    const matching::AddedItem item{"RankMatch",
-                                   "RankMatch\t\t3",
-                                   "u1",
-                                   {{"room", std::string("r1")}, {"n", std::int64_t{2}}},
-                                   std::chrono::seconds(30)};
-    const std::vector<std::string> keys{"RankMatch\t\t3", "RankMatch\t\t4"};
-    const std::vector<std::string> unique_ids{"u1", "u2"};
-    const auto user = std::make_shared<const ticket::User>(
-        ticket::User{UserId("u1"), "s1", NodeId("node-2"), {{"rating", std::int64_t{1500}}}, 3});
-    const std::vector<std::pair<std::string, mesh::Frame>> frames{
-        {"heartbeat",
-         mesh::control_frame(4, mesh::encode(mesh::HeartbeatMessage{member, {member}}))},
-        {"challenge", mesh::control_frame(1, mesh::encode(mesh::ChallengeMessage{"c", {}}))},
-        {"hello", mesh::control_frame(2, mesh::encode(mesh::HelloMessage{"c", member, {}, {}}))},
-        {"welcome", mesh::control_frame(3, mesh::encode(mesh::WelcomeMessage{member, {}}))},
-        {"leave", mesh::control_frame(5, mesh::encode(mesh::LeaveMessage{NodeId("node-1"), 42}))},
-        {"rejected", mesh::control_frame(6, mesh::encode_rejected(42))},
-        {"add",
-         peer_frame(1, 1, matching::encode_add(std::span(&item, 1)), mesh::EnvelopeKind::one_way)},
-        {"remove", peer_frame(1, 2, matching::encode_remove("RankMatch", unique_ids),
-                              mesh::EnvelopeKind::one_way)},
-        {"search", peer_frame(1, 3, matching::encode_search(keys, 20, 5))},
-        {"join", peer_frame(
-                     2, 1,
-                     ticket::encode(ticket::JoinMessage{
-                         "a/1",
-                         TicketId("1.1@node-1"),
-                         1,
-                         TicketId("2.1@node-2"),
-                         {user},
-                         {{{"rating", 1500}}, {{"rating", {1500, 1400, 1600}}}, {1, 2}},
-                         true}))},
-        {"join_reply",
-         peer_frame(2, 1, ticket::encode(ticket::JoinReplyMessage{false, "full", true}),
-                    mesh::EnvelopeKind::response)},
-        {"push", peer_frame(
-                     2, 2,
-                     ticket::encode(ticket::PushEnvelope{"p1",
-                                                         UserId("u1"),
-                                                         1,
-                                                         TicketId("2.1@node-2"),
-                                                         TicketId("1.1@node-1"),
-                                                         UserId("u2"),
-                                                         ticket::WireKind::success,
-                                                         1,
-                                                         220,
-                                                         {9}}))},
-        {"ticket_leave",
-         peer_frame(2, 3,
-                    ticket::encode(ticket::LeaveMessage{TicketId("1.1@node-1"), UserId("u1"), 1}))},
-        {"broadcast", peer_frame(2, 4,
-                                 ticket::encode(ticket::BroadcastMessage{
-                                     TicketId("1.1@node-1"), UserId("u1"), 1, 1, 224, {1, 2, 3}}))},
-        {"claim", peer_frame(2, 5,
-                             ticket::encode(ticket::ClaimMessage{TicketId("1.1@node-1"), 3,
-                                                                 UserId("u2"), UserId("u1")}))},
-        {"claim_reply", peer_frame(2, 5, ticket::encode(ticket::ClaimReplyMessage{true, *user, ticket::ClaimRefusal::none}),
-                                   mesh::EnvelopeKind::response)},
-        {"ack", peer_frame(2, 6, ticket::encode(ticket::AckMessage{true, {}}),
-                           mesh::EnvelopeKind::response)},
-        {"sessions", peer_frame(2, 7,
-                                ticket::encode(ticket::SessionsMessage{
-                                    NodeId("node-1"), {{UserId("u1"), 7}, {UserId("u2"), 8}}}),
-                                mesh::EnvelopeKind::one_way)},
-    };
     Bytes all;
-    for (const auto& [name, frame] : frames) {
-        write(folder / name, Bytes(frame.begin(), frame.end()));
+    for (const auto& sample : test_support::peer_samples()) {
+        const mesh::Frame frame = sample.frame();
+        write(folder / sample.name, Bytes(frame.begin(), frame.end()));
         append(all, frame);
     }
     write(folder / "stream", all);

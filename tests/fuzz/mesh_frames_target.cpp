@@ -44,7 +44,7 @@ void offer(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     mesh::FrameLimits limits;
-    limits.body_bytes_max = 64 * 1024;  // the defaults' rules, on inputs a fuzzer can grow
+    limits.frame_bytes_max = 64 * 1024;  // the defaults' rules, on inputs a fuzzer can grow
     const capnp::ReaderOptions options = limits.reader_options();
     std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(data), size);
     while (rest.size() >= mesh::frame_header_bytes) {

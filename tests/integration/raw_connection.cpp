@@ -38,7 +38,7 @@ RawConnection::RawConnection(const std::string& address) : socket_(context_) {
     auto parts = split_host_port(address);
     REQUIRE(parts.has_value());
     asio::ip::tcp::resolver resolver(context_);
-    asio::connect(socket_, resolver.resolve(parts->first, std::to_string(parts->second)));
+    asio::connect(socket_, resolver.resolve(parts->host, std::to_string(parts->port)));
 }
 
 bool RawConnection::run_until(const bool& done, std::chrono::milliseconds timeout) {
@@ -82,7 +82,7 @@ std::optional<std::vector<capnp::word>> RawConnection::read_body(
         return std::nullopt;
     }
     FrameLimits limits;
-    limits.body_bytes_max = 64 * 1024 * 1024;
+    limits.frame_bytes_max = 64 * 1024 * 1024;
     auto length = parse_header(header, limits);
     if (!length) {
         return std::nullopt;

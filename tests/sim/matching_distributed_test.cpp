@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
 
 #include "matching/store.hpp"
@@ -37,15 +38,46 @@ std::vector<Expected> actual_of(const SearchOutcome& outcome) {
     return out;
 }
 
+// One range search from a random node, against the reference store; whether it found anything.
+bool search_agrees(MatchingCluster& cluster, Store& reference,
+                   const std::function<std::int64_t(std::int64_t, std::int64_t)>& pick,
+                   const std::string& profile, const Properties& props, const std::string& tag) {
+    std::vector<std::string> profile_ids{profile};
+    if (profile != "LevelLeague" && pick(0, 1) == 1) {
+        profile_ids.push_back(profile == "Rank10" ? "Rank100" : "Rank10");
+    }
+    RangeProperties range;
+    for (const auto& [name, value] : props) {
+        range[name] = {value, value + pick(-15, 15), value + pick(-15, 15)};
+    }
+    const auto limit = static_cast<std::size_t>(pick(1, 25));
+    const auto node_count = static_cast<std::int64_t>(cluster.sim.running().size());
+    const std::size_t from = static_cast<std::size_t>(pick(0, node_count - 1));
+    const std::vector<std::string> search_tags{tag};
+    SearchResults expected;
+    REQUIRE(reference
+                .search_with_range_with_tags(profile_ids, search_tags, range, limit,
+                                             cluster.world.now(), expected)
+                .has_value());
+    auto outcome = cluster.await([&](SearchCallback done) {
+        return cluster.at(from).search_with_range_with_tags(profile_ids, search_tags, range, limit,
+                                                            std::move(done));
+    });
+    CHECK(outcome.keys_unanswered == 0);
+    REQUIRE(actual_of(outcome) == expected_of(expected));
+    return !outcome.items.empty();
+}
+
 }  // namespace
 
 TEST_CASE("matching/distributed: searches from any node agree with one local store") {
     const std::uint64_t seed = test_support::choose_seed("distributed differential");
     INFO("seed ", seed);
     std::mt19937_64 random(seed);
-    auto pick = [&random](std::int64_t low, std::int64_t high) {
-        return std::uniform_int_distribution<std::int64_t>(low, high)(random);
-    };
+    const std::function<std::int64_t(std::int64_t, std::int64_t)> pick =
+        [&random](std::int64_t low, std::int64_t high) {
+            return std::uniform_int_distribution<std::int64_t>(low, high)(random);
+        };
     const std::size_t node_count = static_cast<std::size_t>(pick(5, 20));
     const int rate = std::array{10, 25, 50, 100}[static_cast<std::size_t>(pick(0, 3))];
     INFO("nodes ", node_count, " distributionRate ", rate);
@@ -57,7 +89,6 @@ TEST_CASE("matching/distributed: searches from any node agree with one local sto
         REQUIRE(reference.define(id, widths).has_value());
     }
     const std::vector<std::string> tags{"", "eu"};
-    SearchResults expected;
     std::size_t nonempty = 0;
     for (int step = 0; step < 3000; ++step) {
         CAPTURE(step);
@@ -78,29 +109,7 @@ TEST_CASE("matching/distributed: searches from any node agree with one local sto
             REQUIRE(cluster.at(owner).add(profile, id, tag, props, {}, ttl).has_value());
             cluster.world.run_for(Duration(0));
         } else if (roll < 75) {
-            std::vector<std::string> profile_ids{profile};
-            if (profile != "LevelLeague" && pick(0, 1) == 1) {
-                profile_ids.push_back(profile == "Rank10" ? "Rank100" : "Rank10");
-            }
-            RangeProperties range;
-            for (const auto& [name, value] : props) {
-                range[name] = {value, value + pick(-15, 15), value + pick(-15, 15)};
-            }
-            const auto limit = static_cast<std::size_t>(pick(1, 25));
-            const std::size_t from =
-                static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(node_count) - 1));
-            const std::vector<std::string> search_tags{tag};
-            REQUIRE(reference
-                        .search_with_range_with_tags(profile_ids, search_tags, range, limit,
-                                                     cluster.world.now(), expected)
-                        .has_value());
-            auto outcome = cluster.await([&](SearchCallback done) {
-                return cluster.at(from).search_with_range_with_tags(profile_ids, search_tags, range,
-                                                                    limit, std::move(done));
-            });
-            CHECK(outcome.keys_unanswered == 0);
-            REQUIRE(actual_of(outcome) == expected_of(expected));
-            nonempty += outcome.items.empty() ? 0 : 1;
+            nonempty += search_agrees(cluster, reference, pick, profile, props, tag) ? 1 : 0;
         } else if (roll < 85) {
             const std::vector<std::string> ids{"i" + std::to_string(item)};
             REQUIRE(reference.remove(profile, ids, cluster.world.now()).has_value());

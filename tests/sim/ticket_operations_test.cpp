@@ -401,16 +401,16 @@ TEST_CASE_FIXTURE(
     CHECK(last.kind == PushKind::failure);
     auto parsed = parse_failure_payload(last.payload);
     REQUIRE(parsed.has_value());
-    CHECK(parsed->first == "no game server free");
-    CHECK(parsed->second == 503);
+    CHECK(parsed->message == "no game server free");
+    CHECK(parsed->code == 503);
 }
 
 TEST_CASE("ticket/failure payload: a message and a code survive the round trip") {
     const Bytes payload = generate_failure_payload("no rooms in your region", 42);
     auto parsed = parse_failure_payload(payload);
     REQUIRE(parsed.has_value());
-    CHECK(parsed->first == "no rooms in your region");
-    CHECK(parsed->second == 42);
+    CHECK(parsed->message == "no rooms in your region");
+    CHECK(parsed->code == 42);
     CHECK_FALSE(parse_failure_payload(Bytes{1, 2, 3}).has_value());
     CHECK_FALSE(parse_failure_payload(Bytes(16, 0xff)).has_value());
 }

@@ -177,9 +177,9 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
     CHECK(loaded->cluster.seeds == std::vector<std::string>{"a:7100", "b:7100"});
     CHECK(loaded->cluster.heartbeat_interval_ms == 250);
     CHECK(loaded->cluster.dead_after_ms == 2000);
-    CHECK(loaded->limits.max_frame_bytes == 65536);
-    CHECK(loaded->limits.nesting_limit == 8);
-    CHECK(loaded->limits.max_client_connections == 50);
+    CHECK(loaded->limits.frame_bytes_max == 65536);
+    CHECK(loaded->limits.nesting_max == 8);
+    CHECK(loaded->limits.client_connections_max == 50);
     CHECK(loaded->limits.client_hello_timeout_ms == 2000);
     CHECK(loaded->limits.token_lifetime_max_seconds == 86400);  // the default
     CHECK(loaded->limits.loop_lag_max_ms == 80);

@@ -50,7 +50,7 @@ TEST_CASE("config: ticket types load with their rules and policies") {
     CHECK(duel.tags == std::vector<std::string>{"eu"});
     CHECK(duel.properties.at("rank").value == "rating");
     CHECK(duel.properties.at("rank").search_spread == 200);
-    CHECK(duel.allow_match == std::pair<std::string, std::int64_t>{"rating", 300});
+    CHECK(duel.allow_match == matchmesh::config::AllowMatchRule{"rating", 300});
     CHECK(duel.ticket_duration_seconds == 30);
     CHECK(duel.search_interval_ms == 250);
     CHECK(duel.search_tries == 3);
@@ -65,7 +65,7 @@ TEST_CASE("config: ticket types load with their rules and policies") {
     const auto& arena = loaded->ticket_types.at(200);
     CHECK(arena.name == "200");  // the key, when no name is given
     CHECK(arena.max_members == 8);
-    CHECK(arena.complete_when == std::pair{4, 10});
+    CHECK(arena.complete_when == matchmesh::config::CompleteWhenRule{4, 10});
     CHECK_FALSE(arena.allow_match.has_value());
 }
 

@@ -183,29 +183,50 @@ private:
     std::uint64_t next_order_ = 0;
 };
 
-}  // namespace
-
-TEST_CASE("matching/store: 150,000 random operations agree with a naive model") {
-    const std::uint64_t seed = test_support::choose_seed("matching differential");
-    INFO("seed ", seed, " (replay with MATCHMESH_SEED=", seed, ")");
-    std::mt19937_64 random(seed);
-    auto pick = [&random](auto low, auto high) {
-        return std::uniform_int_distribution<std::int64_t>(low, high)(random);
-    };
-
-    Store store("node-a");
-    Model model;
-    model.profiles = {{"Rank10", {{"rank", 10}}},
-                      {"Rank100", {{"rank", 100}}},
-                      {"LevelLeague", {{"league", 5}, {"level", 1}}}};
-    for (const auto& [id, widths] : model.profiles) {
-        REQUIRE(store.define(id, widths).has_value());
+// One run: the store and the model side by side, driven by one seeded generator.
+class Differential {
+public:
+    explicit Differential(std::uint64_t seed) : random_(seed), store_("node-a") {
+        model_.profiles = {{"Rank10", {{"rank", 10}}},
+                           {"Rank100", {{"rank", 100}}},
+                           {"LevelLeague", {{"league", 5}, {"level", 1}}}};
+        for (const auto& [id, widths] : model_.profiles) {
+            REQUIRE(store_.define(id, widths).has_value());
+        }
+        now_ = time_from_ms(pick(0, 1'000'000));
     }
-    const std::vector<std::string> tags{"", "eu", "us"};
-    Time now = time_from_ms(pick(0, 1'000'000));
-    SearchResults results;
 
-    auto random_props = [&](const std::string& profile) {
+    // One random operation on both, and the check that they agree.
+    void step() {
+        const auto roll = pick(0, 99);
+        const std::string& profile = std::next(model_.profiles.begin(), pick(0, 2))->first;
+        if (roll < 35) {
+            add(profile);
+        } else if (roll < 60) {
+            search(profile);
+        } else if (roll < 75) {
+            range_search(profile);
+        } else if (roll < 83) {
+            remove(profile);
+        } else if (roll < 98) {
+            now_ += std::chrono::milliseconds(pick(0, 3000));
+        } else {
+            store_.expire(now_);
+            REQUIRE(store_.size() >= model_.live(now_));
+            REQUIRE(store_.size() <= model_.present(now_));
+        }
+    }
+
+    std::size_t searches = 0;
+    std::size_t nonempty = 0;
+
+private:
+    std::int64_t pick(std::int64_t low, std::int64_t high) {
+        return std::uniform_int_distribution<std::int64_t>(low, high)(random_);
+    }
+    const std::string& tag() { return tags_[static_cast<std::size_t>(pick(0, 2))]; }
+
+    Properties random_props(const std::string& profile) {
         Properties props;
         if (profile == "LevelLeague") {
             props = {{"level", pick(-3, 3)}, {"league", pick(-10, 10)}};
@@ -216,28 +237,33 @@ TEST_CASE("matching/store: 150,000 random operations agree with a naive model") 
             props["bogus"] = 1;  // occasionally wrong
         }
         return props;
-    };
-    auto random_range = [&](bool level_league) {
+    }
+
+    std::vector<std::int64_t> random_values(std::int64_t low, std::int64_t high) {
+        std::vector<std::int64_t> list(static_cast<std::size_t>(pick(1, 3)));
+        for (auto& v : list) {
+            v = pick(low, high);
+        }
+        return list;
+    }
+
+    RangeProperties random_range(bool level_league) {
         RangeProperties props;
-        auto values = [&](std::int64_t low, std::int64_t high) {
-            std::vector<std::int64_t> list(static_cast<std::size_t>(pick(1, 3)));
-            for (auto& v : list) {
-                v = pick(low, high);
-            }
-            return list;
-        };
         if (level_league) {
-            props = {{"level", values(-3, 3)}, {"league", values(-10, 10)}};
+            props = {{"level", random_values(-3, 3)}, {"league", random_values(-10, 10)}};
             if (pick(0, 49) == 0) {
                 props["third"] = {1, 2};  // three ranges: an error
             }
         } else {
-            props = {{"rank", values(-60, 60)}};
+            props = {{"rank", random_values(-60, 60)}};
         }
         return props;
-    };
-    auto compare = [&](const std::variant<Errc, std::vector<ModelResult>>& expected,
-                       const Result<void>& actual) {
+    }
+
+    void compare(const std::variant<Errc, std::vector<ModelResult>>& expected,
+                 const Result<void>& actual) {
+        ++searches;
+        nonempty += results_.empty() ? 0 : 1;
         if (std::holds_alternative<Errc>(expected)) {
             REQUIRE_FALSE(actual.has_value());
             REQUIRE(actual.error().code == std::get<Errc>(expected));
@@ -245,79 +271,90 @@ TEST_CASE("matching/store: 150,000 random operations agree with a naive model") 
         }
         REQUIRE(actual.has_value());
         std::vector<ModelResult> got;
-        for (const auto& found : results) {
+        for (const auto& found : results_) {
             got.push_back(
                 {std::string(found.profile_id), std::string(found.unique_id), found.expires_at});
         }
         REQUIRE(got == std::get<std::vector<ModelResult>>(expected));
-    };
+    }
 
-    std::size_t searches = 0;
-    std::size_t nonempty = 0;
-    for (int step = 0; step < 150'000; ++step) {
-        CAPTURE(step);
-        const auto roll = pick(0, 99);
-        const std::string& profile = std::next(model.profiles.begin(), pick(0, 2))->first;
-        if (roll < 35) {
-            const std::string id = "u" + std::to_string(pick(0, 59));
-            const std::string& tag = tags[static_cast<std::size_t>(pick(0, 2))];
-            const auto props = random_props(profile);
-            const auto ttl = std::chrono::seconds(pick(0, 99) < 2 ? pick(61, 70) : pick(1, 20));
-            auto expected = model.add(profile, id, tag, props, ttl, now);
-            auto actual = store.add(profile, id, tag, props, {}, ttl, now);
-            REQUIRE(actual.has_value() == !expected.has_value());
-            if (expected) {
-                REQUIRE(actual.error().code == *expected);
-            }
-        } else if (roll < 60) {
-            std::vector<std::string> profile_ids{profile};
-            if (profile != "LevelLeague" && pick(0, 1) == 1) {
-                profile_ids.push_back(profile == "Rank10" ? "Rank100" : "Rank10");
-            }
-            const auto props = random_props(profile);
-            RangeProperties as_range;
-            for (const auto& [name, value] : props) {
-                as_range[name] = {value};
-            }
-            const std::string& tag = tags[static_cast<std::size_t>(pick(0, 2))];
-            const auto limit = static_cast<std::size_t>(pick(1, 30));
-            auto expected = model.search(profile_ids, {tag}, as_range, limit, now);
-            compare(expected, store.search(profile_ids, tag, props, limit, now, results));
-            ++searches;
-            nonempty += results.empty() ? 0 : 1;
-        } else if (roll < 75) {
-            const std::vector<std::string> profile_ids{profile};
-            std::vector<std::string> search_tags{tags[static_cast<std::size_t>(pick(0, 2))]};
-            if (pick(0, 1) == 1) {
-                search_tags.push_back(tags[static_cast<std::size_t>(pick(0, 2))]);
-            }
-            if (search_tags.size() == 2 && search_tags[0] == search_tags[1]) {
-                search_tags.pop_back();
-            }
-            const auto props = random_range(profile == "LevelLeague");
-            const auto limit = static_cast<std::size_t>(pick(1, 30));
-            auto expected = model.search(profile_ids, search_tags, props, limit, now);
-            compare(expected, store.search_with_range_with_tags(profile_ids, search_tags, props,
-                                                                limit, now, results));
-            ++searches;
-            nonempty += results.empty() ? 0 : 1;
-        } else if (roll < 83) {
-            std::vector<std::string> ids;
-            for (auto n = pick(1, 4); n > 0; --n) {
-                ids.push_back("u" + std::to_string(pick(0, 59)));
-            }
-            model.remove(profile, ids);
-            REQUIRE(store.remove(profile, ids, now).has_value());
-        } else if (roll < 98) {
-            now += std::chrono::milliseconds(pick(0, 3000));
-        } else {
-            store.expire(now);
-            REQUIRE(store.size() >= model.live(now));
-            REQUIRE(store.size() <= model.present(now));
+    void add(const std::string& profile) {
+        const std::string id = "u" + std::to_string(pick(0, 59));
+        const std::string& item_tag = tag();
+        const auto props = random_props(profile);
+        const auto ttl = std::chrono::seconds(pick(0, 99) < 2 ? pick(61, 70) : pick(1, 20));
+        auto expected = model_.add(profile, id, item_tag, props, ttl, now_);
+        auto actual = store_.add(profile, id, item_tag, props, {}, ttl, now_);
+        REQUIRE(actual.has_value() == !expected.has_value());
+        if (expected) {
+            REQUIRE(actual.error().code == *expected);
         }
     }
-    std::printf("matching differential: %zu searches, %zu with results\n", searches, nonempty);
+
+    void search(const std::string& profile) {
+        std::vector<std::string> profile_ids{profile};
+        if (profile != "LevelLeague" && pick(0, 1) == 1) {
+            profile_ids.push_back(profile == "Rank10" ? "Rank100" : "Rank10");
+        }
+        const auto props = random_props(profile);
+        RangeProperties as_range;
+        for (const auto& [name, value] : props) {
+            as_range[name] = {value};
+        }
+        const std::string& search_tag = tag();
+        const auto limit = static_cast<std::size_t>(pick(1, 30));
+        auto expected = model_.search(profile_ids, {search_tag}, as_range, limit, now_);
+        auto actual = store_.search(profile_ids, search_tag, props, limit, now_, results_);
+        compare(expected, actual);
+    }
+
+    void range_search(const std::string& profile) {
+        const std::vector<std::string> profile_ids{profile};
+        std::vector<std::string> search_tags{tag()};
+        if (pick(0, 1) == 1) {
+            search_tags.push_back(tag());
+        }
+        if (search_tags.size() == 2 && search_tags[0] == search_tags[1]) {
+            search_tags.pop_back();
+        }
+        const auto props = random_range(profile == "LevelLeague");
+        const auto limit = static_cast<std::size_t>(pick(1, 30));
+        auto expected = model_.search(profile_ids, search_tags, props, limit, now_);
+        auto actual = store_.search_with_range_with_tags(profile_ids, search_tags, props, limit,
+                                                         now_, results_);
+        compare(expected, actual);
+    }
+
+    void remove(const std::string& profile) {
+        std::vector<std::string> ids;
+        for (auto n = pick(1, 4); n > 0; --n) {
+            ids.push_back("u" + std::to_string(pick(0, 59)));
+        }
+        model_.remove(profile, ids);
+        REQUIRE(store_.remove(profile, ids, now_).has_value());
+    }
+
+    std::mt19937_64 random_;
+    Store store_;
+    Model model_;
+    const std::vector<std::string> tags_{"", "eu", "us"};
+    Time now_{};
+    SearchResults results_;
+};
+
+}  // namespace
+
+TEST_CASE("matching/store: 150,000 random operations agree with a naive model") {
+    const std::uint64_t seed = test_support::choose_seed("matching differential");
+    INFO("seed ", seed, " (replay with MATCHMESH_SEED=", seed, ")");
+    Differential run(seed);
+    for (int step = 0; step < 150'000; ++step) {
+        CAPTURE(step);
+        run.step();
+    }
+    std::printf("matching differential: %zu searches, %zu with results\n", run.searches,
+                run.nonempty);
     // The run must have exercised real matches, not only empty buckets.
-    CHECK(searches > 50'000);
-    CHECK(nonempty > searches / 3);
+    CHECK(run.searches > 50'000);
+    CHECK(run.nonempty > run.searches / 3);
 }

@@ -2,6 +2,7 @@
 // either decoded or refused with an error, never a crash (the suite also runs under ASan+UBSan).
 #include <doctest/doctest.h>
 
+#include "support/sample_messages.hpp"
 #include "support/seed.hpp"
 
 #include <cstdio>
@@ -57,6 +58,23 @@ std::vector<capnp::word> mutate(const std::vector<capnp::word>& original, std::m
     return copy;
 }
 
+// Every kind of peer message, framed once, plus two client requests: what the mutations start
+// from.
+std::vector<std::vector<capnp::word>> sample_bodies() {
+    std::vector<std::vector<capnp::word>> samples;
+    const auto peers = test_support::peer_samples();
+    samples.push_back(words_of(peers.front().frame()));  // a whole frame, header included
+    for (const auto& sample : peers) {
+        samples.push_back(words_of(sample.payload));
+    }
+    samples.push_back(words_of(node::encode_request(node::ClientRequest{
+        5, node::AddCommand{
+               "RankMatch", "u1", "eu", {{"rank", 3}}, {{"x", 1.5}}, std::chrono::seconds(9)}})));
+    samples.push_back(words_of(node::encode_request(node::ClientRequest{
+        6, node::RangeSearchCommand{{"A", "B"}, {"", "eu"}, {{"rank", {1, 2, 3}}}, 10}})));
+    return samples;
+}
+
 }  // namespace
 
 TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash") {
@@ -66,49 +84,7 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
     const mesh::FrameLimits limits;
     const auto options = limits.reader_options();
 
-    const mesh::MemberInfo member{NodeId("node-1"), "127.0.0.1:7100", "HTTP", 42};
-    const matching::AddedItem item{"RankMatch",
-                                   "RankMatch\t\t3",
-                                   "u1",
-                                   {{"room", std::string("r1")}, {"n", std::int64_t{2}}},
-                                   std::chrono::seconds(30)};
-    const std::vector<std::string> keys{"RankMatch\t\t3", "RankMatch\t\t4"};
-    const std::vector<std::vector<capnp::word>> samples{
-        words_of(
-            mesh::encode_frame({1, 3, 9, mesh::EnvelopeKind::request, 0, {}},
-                               words_of(mesh::encode(mesh::HeartbeatMessage{member, {member}})))),
-        words_of(mesh::encode(mesh::HeartbeatMessage{member, {member, member}})),
-        words_of(mesh::encode(mesh::HelloMessage{"c", member, {}, {}})),
-        words_of(matching::encode_add(std::span(&item, 1))),
-        words_of(matching::encode_search(keys, 20)),
-        words_of(node::encode_request(node::ClientRequest{
-            5,
-            node::AddCommand{
-                "RankMatch", "u1", "eu", {{"rank", 3}}, {{"x", 1.5}}, std::chrono::seconds(9)}})),
-        words_of(node::encode_request(node::ClientRequest{
-            6, node::RangeSearchCommand{{"A", "B"}, {"", "eu"}, {{"rank", {1, 2, 3}}}, 10}})),
-        words_of(ticket::encode(
-            ticket::SessionsMessage{NodeId("node-1"), {{UserId("u1"), 7}, {UserId("u2"), 8}}})),
-        words_of(ticket::encode(ticket::JoinMessage{
-            "a/1",
-            TicketId("1.1@node-1"),
-            1,
-            TicketId("2.1@node-2"),
-            {std::make_shared<const ticket::User>(ticket::User{
-                UserId("u1"), "s1", NodeId("node-2"), {{"rating", std::int64_t{1500}}}, 3})},
-            {{{"rating", 1500}}, {{"rating", {1500, 1400, 1600}}}, {1, 2}},
-            true})),
-        words_of(ticket::encode(ticket::PushEnvelope{"p1",
-                                                     UserId("u1"),
-                                                     1,
-                                                     TicketId("2.1@node-2"),
-                                                     TicketId("1.1@node-1"),
-                                                     UserId("u2"),
-                                                     ticket::WireKind::success,
-                                                     1,
-                                                     220,
-                                                     {9}})),
-    };
+    const std::vector<std::vector<capnp::word>> samples = sample_bodies();
     std::size_t decoded = 0;
     std::size_t refused = 0;
     for (int round = 0; round < 20000; ++round) {
