@@ -11,8 +11,6 @@
 namespace matchmesh::ticket {
 namespace {
 
-constexpr std::size_t seen_pushes_max = 65536;
-
 PushKind user_kind(WireKind kind) {
     switch (kind) {
         case WireKind::success: return PushKind::success;
@@ -32,15 +30,6 @@ TicketError not_accepted(const UserId& member, const UserId& owner) {
 
 }  // namespace
 
-const User* TicketService::local_user(const UserId& id) const {
-    auto found = users_.find(id);
-    return found == users_.end() ? nullptr : found->second.get();
-}
-
-SharedUser TicketService::shared_user(const UserId& id) const {
-    auto found = users_.find(id);
-    return found == users_.end() ? nullptr : found->second;
-}
 
 void TicketService::deliver(const NodeId& home, PushEnvelope push) {
     if (home == network_.self().id) {
@@ -110,24 +99,11 @@ void TicketService::receive_push(const PushEnvelope& push) {
         case WireKind::broadcast:
         case WireKind::announce:
         case WireKind::failure:
-            if (first_sight(push.push_id)) {
+            if (recall_.first_sight(push.push_id, scheduler_.now())) {
                 deliver_locally(push);
             }
             return;
     }
-}
-
-// A push that may arrive more than once (a retried delivery): whether this is its first.
-bool TicketService::first_sight(const std::string& push_id) {
-    if (!seen_pushes_.insert(push_id).second) {
-        return false;
-    }
-    seen_order_.emplace_back(scheduler_.now(), push_id);
-    if (seen_order_.size() > seen_pushes_max) {
-        seen_pushes_.erase(seen_order_.front().second);
-        seen_order_.pop_front();
-    }
-    return true;
 }
 
 // A ticket's end, heard at its member's home: delivered once; a success keeps the participation
@@ -368,25 +344,13 @@ void TicketService::on_node_gone(const NodeId& node) {
         }
     }
     // Parties that joined a room there: tell their other members' homes.
-    for (auto it = matched_.begin(); it != matched_.end();) {
-        if (it->second.room_node == node) {
-            for (const SharedUser& user : it->second.party) {
-                if (user->home != network_.self().id) {
-                    deliver(user->home, PushEnvelope{fmt::format("{}:gone", it->first.str()),
-                                                     user->id,
-                                                     it->second.type,
-                                                     it->first,
-                                                     it->first,
-                                                     UserId(),
-                                                     WireKind::cancel,
-                                                     push_ver,
-                                                     push_cancel,
-                                                     {}});
-                }
+    for (const auto& [id, joined] : recall_.take_joined_at(node)) {
+        for (const SharedUser& user : joined.party) {
+            if (user->home != network_.self().id) {
+                deliver(user->home,
+                        PushEnvelope{fmt::format("{}:gone", id.str()), user->id, joined.type, id,
+                                     id, UserId(), WireKind::cancel, push_ver, push_cancel, {}});
             }
-            it = matched_.erase(it);
-        } else {
-            ++it;
         }
     }
 }

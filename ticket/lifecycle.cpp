@@ -397,8 +397,7 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
             participation->second.room_node = joined.node;
         }
     }
-    matched_[id] = MatchedTicket{ticket.type, ticket.party, joined.node,
-                                 scheduler_.now() + options_.matched_memory};
+    recall_.joined(id, MatchedTicket{ticket.type, ticket.party, joined.node, {}}, scheduler_.now());
     ticket.phase = TicketPhase::matched;
     finish_ticket(ticket);
     delete_room(id);

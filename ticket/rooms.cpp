@@ -112,7 +112,7 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         ++counters_.joins_refused;
         return JoinReplyMessage{false, std::move(refusal.reason), refusal.taken};
     };
-    if (accepted_attempts_.contains(join.attempt)) {
+    if (recall_.accepted_join(join.attempt)) {
         return JoinReplyMessage{true, {}};  // a retry of a join already accepted
     }
     auto found = rooms_.find(join.room_id);
@@ -185,7 +185,7 @@ void TicketService::seat(Room& room, const JoinMessage& join) {
     }
     MM_ASSERT(room.members.size() <= room.max_members);  // seat_refusal counted the seats
     room.edit_extras().ticket_properties.candidates[join.party.front()->id] = join.holder;
-    accepted_attempts_[join.attempt] = scheduler_.now() + options_.matched_memory;
+    recall_.accepted_join(join.attempt, scheduler_.now());
     ++counters_.joins_accepted;
     // Members at the node that sent the join learn where they are from its answer.
     const std::optional<NodeId> joined_from = node_of(join.ticket_id.str());

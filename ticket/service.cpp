@@ -19,6 +19,7 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
       options_(options),
       courier_(network, scheduler, options.courier,
                std::hash<std::string>{}(network.self().id.str())),
+      recall_(options.matched_memory),
       random_(std::hash<std::string>{}(network.self().id.str()) + 1) {
     auto handle =
         [this](mesh::MethodId method,
@@ -56,13 +57,7 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
 
 void TicketService::sweep() {
     const Time now = scheduler_.now();
-    std::erase_if(matched_, [now](const auto& entry) { return entry.second.forget_at <= now; });
-    std::erase_if(accepted_attempts_, [now](const auto& entry) { return entry.second <= now; });
-    // A retry of a push comes within the courier's patience; a minute is ample.
-    while (!seen_order_.empty() && now - seen_order_.front().first > options_.matched_memory) {
-        seen_pushes_.erase(seen_order_.front().second);
-        seen_order_.pop_front();
-    }
+    recall_.forget_expired(now);
     std::erase_if(names_, [](const auto& names) { return names.use_count() == 1; });
     sweep_timer_ = scheduler_.run_after(Duration(5000), [this, alive = alive_] {
         if (*alive) {
@@ -114,8 +109,7 @@ void TicketService::connect_user(User user) {
                 }
             });
     }
-    const UserId id = user.id;
-    users_[id] = std::make_shared<const User>(std::move(user));
+    users_.add(std::move(user));
 }
 
 void TicketService::announce_sessions() {
@@ -134,17 +128,7 @@ void TicketService::announce_sessions() {
 }
 
 bool TicketService::set_user_data(const UserId& user, const matching::ValueMap& values) {
-    auto found = users_.find(user);
-    if (found == users_.end()) {
-        return false;
-    }
-    // A new snapshot: rooms the user joined keep the data it had then.
-    auto updated = std::make_shared<User>(*found->second);
-    for (const auto& [key, value] : values) {
-        updated->data[key] = value;
-    }
-    found->second = std::move(updated);
-    return true;
+    return users_.update_data(user, values);
 }
 
 std::size_t TicketService::ticket_count(TicketPhase phase) const {
@@ -159,12 +143,12 @@ void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
         return;
     }
     for (const SessionStart& session : sessions->users) {
-        auto local = users_.find(session.user);
-        if (local == users_.end()) {
+        const User* local = users_.find(session.user);
+        if (local == nullptr) {
             continue;
         }
-        const bool newer = session.epoch > local->second->epoch ||
-                           (session.epoch == local->second->epoch && from > network_.self().id);
+        const bool newer = session.epoch > local->epoch ||
+                           (session.epoch == local->epoch && from > network_.self().id);
         if (newer) {
             disconnect_user(session.user);
             if (options_.on_superseded) {
@@ -193,27 +177,18 @@ void TicketService::disconnect_user(const UserId& user) {
                                  cancel_reason_disconnected);  // its session gets nothing more
         }
     }
-    users_.erase(user);
-    std::erase_if(accepted_parties_, [&](const auto& entry) { return entry.first.first == user; });
+    users_.remove(user);
 }
 
 void TicketService::accept_party(TicketType type, const UserId& member, UserId owner) {
-    if (!users_.contains(member)) {
-        return;
-    }
-    if (owner.str().empty()) {
-        accepted_parties_.erase({member, type});
-    } else {
-        accepted_parties_[{member, type}] = std::move(owner);
-    }
+    users_.consent(type, member, std::move(owner));
 }
 
 bool TicketService::accepted(const UserId& member, TicketType type, const UserId& owner) const {
     if (!options_.party_consent) {
         return true;
     }
-    auto found = accepted_parties_.find({member, type});
-    return found != accepted_parties_.end() && found->second == owner;
+    return users_.consents(member, type, owner);
 }
 
 const User* TicketService::find_user(const UserId& user) const {
@@ -253,7 +228,7 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
         return;
     }
     if (party.empty()) {
-        auto created = create_ticket(type, shared_user(owner), {}, next_ticket_id());
+        auto created = create_ticket(type, users_.shared(owner), {}, next_ticket_id());
         done(created ? Result<void>{} : std::unexpected(created.error()));
         return;
     }
@@ -274,7 +249,7 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
                                      : std::unexpected(claimed.error()));
                         return;
                     }
-                    auto created = create_ticket(type, shared_user(owner), *claimed, claim_id);
+                    auto created = create_ticket(type, users_.shared(owner), *claimed, claim_id);
                     if (!created) {
                         release_claims(claim_id, type, party);
                         done(std::unexpected(created.error()));
@@ -442,7 +417,7 @@ Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId&
     ticket.id = next_ticket_id();
     ticket.room_id = room->id;
     ticket.type = type;
-    ticket.party.push_back(shared_user(owner));
+    ticket.party.push_back(users_.shared(owner));
     ticket.deadline = scheduler_.now() + params->ticket_duration;
     ticket.params = settle(std::move(*params));
     ticket.backfill = true;
@@ -487,7 +462,7 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
     const TicketId room(room_id);
     participations_[{user, type}] = Participation{id, room, *node, false};
     const JoinMessage join{
-        fmt::format("{}/direct", id.str()), room, type, id, {shared_user(user)}, {}, false};
+        fmt::format("{}/direct", id.str()), room, type, id, {users_.shared(user)}, {}, false};
     auto conclude = [this, user, type, id, done = std::move(done)](Result<void> outcome) {
         if (!outcome) {
             auto found = participations_.find({user, type});

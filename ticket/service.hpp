@@ -26,6 +26,8 @@
 #include "mesh/scheduler.hpp"
 #include "ticket/callbacks.hpp"
 #include "ticket/courier.hpp"
+#include "ticket/local_users.hpp"
+#include "ticket/recall.hpp"
 #include "ticket/state.hpp"
 #include "ticket/wire.hpp"
 
@@ -161,9 +163,7 @@ public:
     [[nodiscard]] std::size_t room_count() const { return rooms_.size(); }
     [[nodiscard]] std::size_t participation_count() const { return participations_.size(); }
     // Everything held only for a while; zero once all of it has expired.
-    [[nodiscard]] std::size_t remembered_count() const {
-        return matched_.size() + accepted_attempts_.size() + seen_pushes_.size();
-    }
+    [[nodiscard]] std::size_t remembered_count() const { return recall_.size(); }
     [[nodiscard]] const std::map<TicketId, Room>& rooms() const { return rooms_; }
     [[nodiscard]] const Courier& courier() const { return courier_; }
     // Reservations past their expiry still held (should be none: they are freed on time).
@@ -245,7 +245,6 @@ private:
     void receive_push(const PushEnvelope& push);
     void receive_end(const PushEnvelope& push,
                      std::map<Key, Participation>::iterator participation);
-    [[nodiscard]] bool first_sight(const std::string& push_id);
     void deliver_locally(const PushEnvelope& push);
     void cancel_participation(const UserId& user, TicketType type, const char* why);
     void leave_room_of(const UserId& user, TicketType type, std::function<void(Result<void>)> done);
@@ -272,9 +271,8 @@ private:
 
     [[nodiscard]] TicketId next_ticket_id();
     [[nodiscard]] std::string next_push_id(Room& room);
-    [[nodiscard]] const User* local_user(const UserId& id) const;
+    [[nodiscard]] const User* local_user(const UserId& id) const { return users_.find(id); }
     [[nodiscard]] bool accepted(const UserId& member, TicketType type, const UserId& owner) const;
-    [[nodiscard]] SharedUser shared_user(const UserId& id) const;
 
     mesh::Network& network_;
     mesh::Scheduler& scheduler_;
@@ -283,9 +281,7 @@ private:
     TicketServiceOptions options_;
     Courier courier_;
     std::map<TicketType, Callbacks> callbacks_;
-    // Connected here: each user's current snapshot, shared by the tickets and rooms it joins
-    // until its data changes.
-    std::unordered_map<UserId, SharedUser> users_;
+    LocalUsers users_;  // connected here
     std::map<TicketId, OwnedTicket> tickets_;  // owned here, in progress
     std::map<TicketId, Room> rooms_;           // held here, by ID (the owner's ticket ID)
     // Per owner and ticket type: its ticket in progress and its room, each empty when none.
@@ -294,13 +290,9 @@ private:
         TicketId room;
     };
     std::map<Key, OwnerEntry> by_owner_;
-    std::map<TicketId, MatchedTicket> matched_;
-    // Joins accepted here, remembered past their room's end so that a retry gets the same answer.
-    std::map<std::string, Time> accepted_attempts_;
+    Recall recall_;  // joined tickets, accepted joins, delivered pushes, for a while
     std::map<Key, Participation> participations_;  // of users connected here
-    std::map<Key, UserId> accepted_parties_;       // a connected user's consent: the owner
     std::set<Key> starting_;                       // owners whose party is being claimed
-    std::set<std::string> seen_pushes_;            // non-terminal pushes delivered
     // One copy of each set of names that tickets use; the sweep drops those no ticket holds.
     struct NamesLess {
         using is_transparent = void;  // looked up by value, so a known set costs no allocation
@@ -311,7 +303,6 @@ private:
         bool operator()(const auto& left, const auto& right) const { return of(left) < of(right); }
     };
     std::set<std::shared_ptr<const TicketNames>, NamesLess> names_;
-    std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set
     mesh::TimerId sweep_timer_ = 0;
     std::vector<SessionStart> unannounced_;  // sessions begun here since the last announcement
     mesh::TimerId announce_timer_ = 0;

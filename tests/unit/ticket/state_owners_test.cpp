@@ -1,0 +1,77 @@
+// The ticket service's small state owners: what it recalls for a while, and its local users.
+#include <doctest/doctest.h>
+
+#include "ticket/local_users.hpp"
+#include "ticket/recall.hpp"
+
+using namespace matchmesh;
+using namespace matchmesh::ticket;
+
+namespace {
+
+const Time start{};
+constexpr Duration memory{60000};
+
+MatchedTicket joined_at(const char* node) {
+    return MatchedTicket{1, {}, NodeId(node), {}};
+}
+
+}  // namespace
+
+TEST_CASE("ticket/recall: a retried join and a push seen twice meet the first answer until memory ends") {
+    Recall recall(memory);
+    recall.accepted_join("a1", start);
+    CHECK(recall.accepted_join("a1"));
+    CHECK_FALSE(recall.accepted_join("a2"));
+    CHECK(recall.first_sight("p1", start));
+    CHECK_FALSE(recall.first_sight("p1", start + Duration(10)));
+    CHECK(recall.size() == 2);
+
+    recall.forget_expired(start + memory - Duration(1));
+    CHECK(recall.accepted_join("a1"));
+    CHECK_FALSE(recall.first_sight("p1", start + memory - Duration(1)));
+    recall.forget_expired(start + memory + Duration(1));
+    CHECK_FALSE(recall.accepted_join("a1"));
+    CHECK(recall.size() == 0);
+    CHECK(recall.first_sight("p1", start + memory + Duration(2)));
+}
+
+TEST_CASE("ticket/recall: joined tickets are taken out by the node of their room, and expire") {
+    Recall recall(memory);
+    recall.joined(TicketId("t1"), joined_at("node-2"), start);
+    recall.joined(TicketId("t2"), joined_at("node-3"), start);
+    recall.joined(TicketId("t3"), joined_at("node-2"), start);
+    const auto taken = recall.take_joined_at(NodeId("node-2"));
+    REQUIRE(taken.size() == 2);
+    CHECK(taken[0].first == TicketId("t1"));
+    CHECK(taken[1].first == TicketId("t3"));
+    CHECK(recall.take_joined_at(NodeId("node-2")).empty());
+    CHECK(recall.size() == 1);
+    recall.forget_expired(start + memory);
+    CHECK(recall.size() == 0);
+}
+
+TEST_CASE("ticket/local-users: a new snapshot on data changes; consents end with the session") {
+    LocalUsers users;
+    users.add(User{UserId("ann"), "s1", NodeId("node-1"), {}, 1});
+    const SharedUser before = users.shared(UserId("ann"));
+    REQUIRE(before != nullptr);
+    CHECK(users.update_data(UserId("ann"), {{"level", matching::Value(std::int64_t{7})}}));
+    CHECK_FALSE(users.update_data(UserId("bob"), {}));
+    CHECK(before->data.empty());  // a room that took the old snapshot keeps it
+    CHECK(users.find(UserId("ann"))->data.size() == 1);
+
+    users.consent(1, UserId("ann"), UserId("owner"));
+    users.consent(2, UserId("ann"), UserId("other"));
+    users.consent(1, UserId("bob"), UserId("owner"));  // not connected here: ignored
+    CHECK(users.consents(UserId("ann"), 1, UserId("owner")));
+    CHECK_FALSE(users.consents(UserId("ann"), 1, UserId("other")));
+    CHECK_FALSE(users.consents(UserId("bob"), 1, UserId("owner")));
+    users.consent(2, UserId("ann"), UserId());
+    CHECK_FALSE(users.consents(UserId("ann"), 2, UserId("other")));
+
+    users.remove(UserId("ann"));
+    CHECK(users.size() == 0);
+    users.add(User{UserId("ann"), "s2", NodeId("node-1"), {}, 2});
+    CHECK_FALSE(users.consents(UserId("ann"), 1, UserId("owner")));
+}
