@@ -51,10 +51,8 @@ void TicketService::deliver_locally(const PushEnvelope& push) {
 }
 
 void TicketService::receive_push(const PushEnvelope& push) {
-    const Key key{push.user, push.ticket_type};
-    auto found = participations_.find(key);
-    const bool ours = found != participations_.end() && found->second.ticket_id == push.ticket_id;
-    if (!ours) {
+    Participation* found = participations_.of_ticket(push.user, push.ticket_type, push.ticket_id);
+    if (found == nullptr) {
         ++counters_.pushes_dropped;  // a ticket the user no longer has here
         return;
     }
@@ -64,12 +62,12 @@ void TicketService::receive_push(const PushEnvelope& push) {
         ticket != tickets_.end() && ticket->second.joining &&
         ticket->second.joining->room_id == push.room_id) {
         conclude_join(ticket->second);
-        found = participations_.find(key);
-        if (found == participations_.end() || found->second.ticket_id != push.ticket_id) {
+        found = participations_.of_ticket(push.user, push.ticket_type, push.ticket_id);
+        if (found == nullptr) {
             return;
         }
     }
-    Participation& participation = found->second;
+    Participation& participation = *found;
     if (push.room_id != participation.room_id && tickets_.contains(push.ticket_id)) {
         // The ticket still lives here, in its own room: this comes from a room whose join it
         // gave up on and then left (the room may have taken the party after all), not its end.
@@ -86,12 +84,12 @@ void TicketService::receive_push(const PushEnvelope& push) {
             return;
         case WireKind::success:
         case WireKind::timeout:
-        case WireKind::cancel: receive_end(push, found); return;
+        case WireKind::cancel: receive_end(push, participation); return;
         case WireKind::room_closed:
             // Only the room it completed in: a room it was taken into while its node was cut off
             // (the join's answer lost, the ticket gone on to another room) closes without it.
             if (participation.completed && participation.room_id == push.room_id) {
-                participations_.erase(found);
+                participations_.erase(push.user, push.ticket_type);
             } else {
                 ++counters_.pushes_dropped;
             }
@@ -108,9 +106,7 @@ void TicketService::receive_push(const PushEnvelope& push) {
 
 // A ticket's end, heard at its member's home: delivered once; a success keeps the participation
 // (the room may still close, broadcast or take late joiners), the others end it and tell the game.
-void TicketService::receive_end(const PushEnvelope& push,
-                                std::map<Key, Participation>::iterator found) {
-    Participation& participation = found->second;
+void TicketService::receive_end(const PushEnvelope& push, Participation& participation) {
     if (participation.completed) {
         ++counters_.pushes_dropped;  // already ended; this is a repeat
         return;
@@ -123,7 +119,7 @@ void TicketService::receive_end(const PushEnvelope& push,
         participation.room_node = node_of(push.room_id.str()).value_or(participation.room_node);
         return;
     }
-    participations_.erase(found);
+    participations_.erase(push.user, push.ticket_type);  // `participation` goes with it
     const Callbacks* handlers = callbacks(push.ticket_type);
     if (handlers != nullptr && push.user != push.room_owner) {
         const User* user = local_user(push.user);
@@ -136,12 +132,12 @@ void TicketService::receive_end(const PushEnvelope& push,
 }
 
 void TicketService::cancel_participation(const UserId& user, TicketType type, const char* why) {
-    auto found = participations_.find({user, type});
-    if (found == participations_.end()) {
+    const Participation* found = participations_.find(user, type);
+    if (found == nullptr) {
         return;
     }
-    const Participation participation = found->second;
-    participations_.erase(found);
+    const Participation participation = *found;
+    participations_.erase(user, type);
     if (!participation.completed) {
         // Decided here, not by the room: the push says why.
         const std::string reason(why);
@@ -154,12 +150,12 @@ void TicketService::cancel_participation(const UserId& user, TicketType type, co
 
 void TicketService::leave_room_of(const UserId& user, TicketType type,
                                   std::function<void(Result<void>)> done) {
-    auto found = participations_.find({user, type});
-    if (found == participations_.end()) {
+    const Participation* found = participations_.find(user, type);
+    if (found == nullptr) {
         done(fail(Errc::room_not_found, "the user is in no room of this ticket type"));
         return;
     }
-    const Participation participation = found->second;
+    const Participation participation = *found;
     if (participation.room_node == network_.self().id) {
         auto room = rooms_.find(participation.room_id);
         if (room == rooms_.end()) {
@@ -214,9 +210,8 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
         // A member claimed here may have lost its claim while others answered (it disconnected,
         // which ends its participation): it has been told, so the ticket must not start with it.
         for (const User& user : state->claimed) {
-            auto held = participations_.find({user.id, type});
             if (!state->error && user.home == network_.self().id &&
-                (held == participations_.end() || held->second.ticket_id != id)) {
+                participations_.of_ticket(user.id, type, id) == nullptr) {
                 state->error = TicketError{
                     Errc::party_unavailable,
                     fmt::format("party member '{}' lost its claim while the party was gathered",
@@ -243,12 +238,12 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
         if (const User* local = local_user(user_id)) {
             if (!accepted(user_id, type, owner.id)) {
                 state->error = not_accepted(user_id, owner.id);
-            } else if (participations_.contains({user_id, type})) {
+            } else if (participations_.contains(user_id, type)) {
                 state->error = TicketError{
                     Errc::party_unavailable,
                     fmt::format("party member '{}' is busy with this ticket type", user_id.str())};
             } else {
-                participations_[{user_id, type}] = Participation{id, id, network_.self().id, false};
+                participations_.set(user_id, type, Participation{id, id, network_.self().id, false});
                 state->claimed.push_back(*local);
             }
             continue;
@@ -305,10 +300,7 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
 void TicketService::release_claims(const TicketId& id, TicketType type,
                                    const std::vector<UserId>& party) {
     for (const UserId& user : party) {
-        auto found = participations_.find({user, type});
-        if (found != participations_.end() && found->second.ticket_id == id) {
-            participations_.erase(found);
-        }
+        (void)participations_.erase_if_ticket(user, type, id);
         for (const mesh::MemberInfo& member : network_.live_members()) {
             if (member.id != network_.self().id) {
                 courier_.request(member.id, wire::SERVICE, wire::METHOD_RELEASE,
@@ -320,14 +312,8 @@ void TicketService::release_claims(const TicketId& id, TicketType type,
 
 void TicketService::on_node_gone(const NodeId& node) {
     // Users connected here, in rooms held there: those rooms are gone.
-    std::vector<Key> lost;
-    for (const auto& [key, participation] : participations_) {
-        if (participation.room_node == node) {
-            lost.push_back(key);
-        }
-    }
-    for (const Key& key : lost) {
-        cancel_participation(key.first, key.second, cancel_reason_room_gone);
+    for (const auto& [user, type] : participations_.in_rooms_on(node)) {
+        cancel_participation(user, type, cancel_reason_room_gone);
     }
     // Rooms held here with members connected there: those members left.
     std::vector<std::pair<TicketId, TicketId>> parties;

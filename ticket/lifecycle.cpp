@@ -98,7 +98,7 @@ Result<OwnedTicket*> TicketService::create_ticket(TicketType type, SharedUser ow
     Room& room = open_room(stored);
     for (const SharedUser& user : stored.party) {
         if (user->home == network_.self().id) {
-            participations_[{user->id, type}] = Participation{id, id, network_.self().id, false};
+            participations_.set(user->id, type, Participation{id, id, network_.self().id, false});
         } else {  // claimed at its home earlier: now the ticket exists
             push_to_member(room, Member{user, id}, WireKind::placed, 0, 0, {});
         }
@@ -391,10 +391,9 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
                          [](auto) {});
     }
     for (const SharedUser& user : ticket.party) {
-        auto participation = participations_.find({user->id, ticket.type});
-        if (participation != participations_.end() && participation->second.ticket_id == id) {
-            participation->second.room_id = joined.room_id;
-            participation->second.room_node = joined.node;
+        if (Participation* participation = participations_.of_ticket(user->id, ticket.type, id)) {
+            participation->room_id = joined.room_id;
+            participation->room_node = joined.node;
         }
     }
     recall_.joined(id, MatchedTicket{ticket.type, ticket.party, joined.node, {}}, scheduler_.now());

@@ -162,16 +162,11 @@ void TicketService::disconnect_user(const UserId& user) {
     if (!users_.contains(user)) {
         return;
     }
-    std::vector<TicketType> types;  // the user's participations are adjacent, by their key
-    for (auto it = participations_.lower_bound({user, TicketType{0}});
-         it != participations_.end() && it->first.first == user; ++it) {
-        types.push_back(it->first.second);
-    }
-    for (TicketType type : types) {
+    for (TicketType type : participations_.types_of(user)) {
         if (owned(type, user) != nullptr) {
             end_ticket(by_owner_.at({user, type}).ticket, PushKind::cancel);
         }
-        if (participations_.contains({user, type})) {
+        if (participations_.contains(user, type)) {
             leave_room_of(user, type, [](Result<void>) {});
             cancel_participation(user, type,
                                  cancel_reason_disconnected);  // its session gets nothing more
@@ -210,8 +205,7 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
                   fmt::format("no OnIssueTicket callback for ticket type {}", type)));
         return;
     }
-    if (auto participation = participations_.find({owner, type});
-        participation != participations_.end()) {
+    if (participations_.contains(owner, type)) {
         done(owned(type, owner) != nullptr
                  ? fail(Errc::already_has_ticket, "a ticket of this type is already in progress")
                  : fail(Errc::in_previous_room, "the user is still in a room of this ticket type"));
@@ -278,7 +272,7 @@ Result<void> TicketService::cancel_ticket(TicketType type, const UserId& owner) 
     }
     OwnedTicket* ticket = owned(type, owner);
     if (ticket == nullptr) {
-        return participations_.contains({owner, type})
+        return participations_.contains(owner, type)
                    ? fail(Errc::not_active, "the ticket completed, or belongs to another user")
                    : fail(Errc::ticket_not_found, "no ticket of this type");
     }
@@ -305,7 +299,7 @@ std::size_t TicketService::cancel_all_tickets() {
 Result<void> TicketService::mark_ticket_as_complete(TicketType type, const UserId& owner) {
     OwnedTicket* ticket = owned(type, owner);
     if (ticket == nullptr || ticket->backfill) {
-        return participations_.contains({owner, type})
+        return participations_.contains(owner, type)
                    ? fail(Errc::not_owner, "only the ticket's owner may complete it")
                    : fail(Errc::ticket_not_found, "no ticket of this type");
     }
@@ -332,7 +326,7 @@ void TicketService::kickout_from_ticket(TicketType type, const UserId& owner, co
                                         std::function<void(Result<void>)> done) {
     Room* room = room_of_owner(type, owner);
     if (room == nullptr) {
-        done(participations_.contains({owner, type})
+        done(participations_.contains(owner, type)
                  ? fail(Errc::not_owner, "only the ticket's owner may kick members out")
                  : fail(Errc::room_not_found, "the owner is in no room of this ticket type"));
         return;
@@ -349,7 +343,7 @@ void TicketService::kickout_from_ticket(TicketType type, const UserId& owner, co
 }
 
 bool TicketService::leave_from_ticket_matchmaking(TicketType type, const UserId& user) {
-    if (!participations_.contains({user, type})) {
+    if (!participations_.contains(user, type)) {
         return false;
     }
     leave_room_of(user, type, [](Result<void>) {});
@@ -363,11 +357,11 @@ void TicketService::leave_from_ticket_matchmaking_with_callback(
 
 Result<void> TicketService::ticket_broadcast(TicketType type, const UserId& user, std::uint8_t ver,
                                              std::uint16_t cmd, Bytes message) {
-    auto participation = participations_.find({user, type});
-    if (participation == participations_.end()) {
+    const Participation* participation = participations_.find(user, type);
+    if (participation == nullptr) {
         return fail(Errc::room_not_found, "the user is in no room of this ticket type");
     }
-    const Participation& where = participation->second;
+    const Participation& where = *participation;
     if (where.room_node != network_.self().id) {
         courier_.request(
             where.room_node, wire::SERVICE, wire::METHOD_BROADCAST,
@@ -449,7 +443,7 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
             fail(Errc::user_not_found, fmt::format("user '{}' is not connected here", user.str())));
         return;
     }
-    if (participations_.contains({user, type})) {
+    if (participations_.contains(user, type)) {
         done(fail(Errc::in_previous_room, "the user is already matchmaking with this ticket type"));
         return;
     }
@@ -460,14 +454,12 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
     }
     const TicketId id = next_ticket_id();
     const TicketId room(room_id);
-    participations_[{user, type}] = Participation{id, room, *node, false};
+    participations_.set(user, type, Participation{id, room, *node, false});
     const JoinMessage join{
         fmt::format("{}/direct", id.str()), room, type, id, {users_.shared(user)}, {}, false};
     auto conclude = [this, user, type, id, done = std::move(done)](Result<void> outcome) {
         if (!outcome) {
-            auto found = participations_.find({user, type});
-            if (found != participations_.end() && found->second.ticket_id == id) {
-                participations_.erase(found);
+            if (participations_.erase_if_ticket(user, type, id)) {
             }
         }
         done(std::move(outcome));
@@ -518,7 +510,7 @@ Result<void> TicketService::set_ticket_properties(TicketType type, const UserId&
                                                   const matching::ValueMap& values) {
     Room* room = room_of_owner(type, owner);
     if (room == nullptr) {
-        return participations_.contains({owner, type})
+        return participations_.contains(owner, type)
                    ? fail(Errc::not_owner, "only the ticket's owner may set its properties")
                    : fail(Errc::room_not_found, "no room of this ticket type");
     }
@@ -677,11 +669,11 @@ bool TicketService::is_ticket_owner(TicketType type, const UserId& user) const {
 }
 
 bool TicketService::is_user_in_ticket_matchmaking(TicketType type, const UserId& user) const {
-    auto found = participations_.find({user, type});
-    if (found == participations_.end()) {
+    const Participation* found = participations_.find(user, type);
+    if (found == nullptr) {
         return false;
     }
-    const Participation& participation = found->second;
+    const Participation& participation = *found;
     if (participation.completed || participation.room_id != participation.ticket_id) {
         return true;  // in a completed room, or joined someone else's
     }
@@ -770,14 +762,14 @@ void TicketService::on_claim(const NodeId& from, mesh::PayloadView payload,
         responder.reply(encode(ClaimReplyMessage{false, {}, ClaimRefusal::not_accepted}));
         return;
     }
-    auto existing = participations_.find({claim->user, claim->ticket_type});
-    if (existing != participations_.end() && existing->second.ticket_id != claim->ticket_id) {
+    const Participation* existing = participations_.find(claim->user, claim->ticket_type);
+    if (existing != nullptr && existing->ticket_id != claim->ticket_id) {
         responder.reply(encode(ClaimReplyMessage{false, {}, ClaimRefusal::busy}));
         return;
     }
     // From now on the user is in that party's ticket: whatever ends it, the user hears of it.
-    participations_[{claim->user, claim->ticket_type}] =
-        Participation{claim->ticket_id, claim->ticket_id, from, false};
+    participations_.set(claim->user, claim->ticket_type,
+                        Participation{claim->ticket_id, claim->ticket_id, from, false});
     responder.reply(encode(ClaimReplyMessage{true, *user, ClaimRefusal::none}));
 }
 
@@ -788,9 +780,8 @@ void TicketService::on_release(const NodeId&, mesh::PayloadView payload,
         responder.fail(mesh::MeshErrc::malformed, release.error());
         return;
     }
-    auto found = participations_.find({release->user, release->ticket_type});
-    if (found != participations_.end() && found->second.ticket_id == release->ticket_id) {
-        participations_.erase(found);
+    if (participations_.erase_if_ticket(release->user, release->ticket_type,
+                                        release->ticket_id)) {
     }
     responder.reply(encode(AckMessage{true, {}}));
 }

@@ -27,6 +27,7 @@
 #include "ticket/callbacks.hpp"
 #include "ticket/courier.hpp"
 #include "ticket/local_users.hpp"
+#include "ticket/participations.hpp"
 #include "ticket/recall.hpp"
 #include "ticket/state.hpp"
 #include "ticket/wire.hpp"
@@ -243,8 +244,7 @@ private:
     // --- home side (home.cpp): participations and deliveries ---
     void deliver(const NodeId& home, PushEnvelope push);
     void receive_push(const PushEnvelope& push);
-    void receive_end(const PushEnvelope& push,
-                     std::map<Key, Participation>::iterator participation);
+    void receive_end(const PushEnvelope& push, Participation& participation);
     void deliver_locally(const PushEnvelope& push);
     void cancel_participation(const UserId& user, TicketType type, const char* why);
     void leave_room_of(const UserId& user, TicketType type, std::function<void(Result<void>)> done);
@@ -291,7 +291,7 @@ private:
     };
     std::map<Key, OwnerEntry> by_owner_;
     Recall recall_;  // joined tickets, accepted joins, delivered pushes, for a while
-    std::map<Key, Participation> participations_;  // of users connected here
+    Participations participations_;  // of users connected here
     std::set<Key> starting_;                       // owners whose party is being claimed
     // One copy of each set of names that tickets use; the sweep drops those no ticket holds.
     struct NamesLess {

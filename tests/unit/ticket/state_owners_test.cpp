@@ -1,7 +1,9 @@
-// The ticket service's small state owners: what it recalls for a while, and its local users.
+// The ticket service's small state owners: what it recalls for a while, its local users, and
+// their participations.
 #include <doctest/doctest.h>
 
 #include "ticket/local_users.hpp"
+#include "ticket/participations.hpp"
 #include "ticket/recall.hpp"
 
 using namespace matchmesh;
@@ -74,4 +76,29 @@ TEST_CASE("ticket/local-users: a new snapshot on data changes; consents end with
     CHECK(users.size() == 0);
     users.add(User{UserId("ann"), "s2", NodeId("node-1"), {}, 2});
     CHECK_FALSE(users.consents(UserId("ann"), 1, UserId("owner")));
+}
+
+TEST_CASE("ticket/participations: one per user and type; ended only by the ticket it is in") {
+    Participations participations;
+    const TicketId mine("t1"), other("t2");
+    participations.set(UserId("ann"), 1, Participation{mine, mine, NodeId("n0"), false});
+    participations.set(UserId("ann"), 2, Participation{other, other, NodeId("n1"), false});
+    participations.set(UserId("bob"), 1, Participation{other, other, NodeId("n1"), false});
+    CHECK(participations.size() == 3);
+    CHECK(participations.types_of(UserId("ann")) == std::vector<TicketType>{1, 2});
+    CHECK(participations.of_ticket(UserId("ann"), 1, other) == nullptr);
+    REQUIRE(participations.of_ticket(UserId("ann"), 1, mine) != nullptr);
+
+    // The same ticket again (a claimed member whose ticket now exists) replaces the record.
+    participations.set(UserId("ann"), 1, Participation{mine, other, NodeId("n1"), false});
+    CHECK(participations.find(UserId("ann"), 1)->room_node == NodeId("n1"));
+    const auto on_n1 = participations.in_rooms_on(NodeId("n1"));
+    CHECK(on_n1.size() == 3);
+
+    CHECK_FALSE(participations.erase_if_ticket(UserId("ann"), 1, other));
+    CHECK(participations.erase_if_ticket(UserId("ann"), 1, mine));
+    CHECK_FALSE(participations.contains(UserId("ann"), 1));
+    participations.erase(UserId("ann"), 2);
+    CHECK(participations.types_of(UserId("ann")).empty());
+    CHECK(participations.size() == 1);
 }
