@@ -28,8 +28,18 @@ TicketError not_accepted(const UserId& member, const UserId& owner) {
                                    member.str(), owner.str())};
 }
 
-}  // namespace
+TicketError busy(const UserId& member) {
+    return TicketError{
+        Errc::party_unavailable,
+        fmt::format("party member '{}' is busy with this ticket type", member.str())};
+}
 
+TicketError not_connected(const UserId& member) {
+    return TicketError{Errc::party_unavailable,
+                       fmt::format("party member '{}' is not connected", member.str())};
+}
+
+}  // namespace
 
 void TicketService::deliver(const NodeId& home, PushEnvelope push) {
     if (home == network_.self().id) {
@@ -192,115 +202,122 @@ void TicketService::leave_room_of(const UserId& user, TicketType type,
         });
 }
 
+// A party start gathering its members, wherever they are connected: the members claimed so far,
+// the answers still awaited, and the first reason the party cannot start.
+struct TicketService::PartyClaim {
+    TicketId id;
+    TicketType type = 0;
+    UserId owner;
+    std::vector<UserId> party;
+    std::vector<User> claimed;
+    std::size_t waiting = 0;
+    std::optional<TicketError> error;
+    std::function<void(Result<std::vector<User>>)> done;
+};
+
 void TicketService::claim_party(const TicketId& id, TicketType type, const User& owner,
                                 std::vector<UserId> party,
                                 std::function<void(Result<std::vector<User>>)> done) {
-    struct Claiming {
-        std::vector<User> claimed;
-        std::size_t waiting = 0;
-        std::optional<TicketError> error;
-        std::function<void(Result<std::vector<User>>)> done;
-    };
-    auto state = std::make_shared<Claiming>();
-    state->done = std::move(done);
-    auto finish = [this, id, type, state, party] {
-        if (state->waiting > 0) {
-            return;
-        }
-        // A member claimed here may have lost its claim while others answered (it disconnected,
-        // which ends its participation): it has been told, so the ticket must not start with it.
-        for (const User& user : state->claimed) {
-            if (!state->error && user.home == network_.self().id &&
-                participations_.of_ticket(user.id, type, id) == nullptr) {
-                state->error = TicketError{
-                    Errc::party_unavailable,
-                    fmt::format("party member '{}' lost its claim while the party was gathered",
-                                user.id.str())};
-            }
-        }
-        if (state->error) {
-            release_claims(id, type, party);
-            state->done(std::unexpected(*state->error));
-        } else {
-            state->done(state->claimed);
-        }
-    };
+    auto claim = std::make_shared<PartyClaim>(
+        PartyClaim{id, type, owner.id, std::move(party), {}, 0, std::nullopt, std::move(done)});
     std::vector<NodeId> others;
     for (const mesh::MemberInfo& member : network_.live_members()) {
         if (member.id != network_.self().id) {
             others.push_back(member.id);
         }
     }
-    for (const UserId& user_id : party) {
+    for (const UserId& user_id : claim->party) {
         if (user_id == owner.id) {
             continue;
         }
-        if (const User* local = local_user(user_id)) {
-            if (!accepted(user_id, type, owner.id)) {
-                state->error = not_accepted(user_id, owner.id);
-            } else if (participations_.contains(user_id, type)) {
-                state->error = TicketError{
-                    Errc::party_unavailable,
-                    fmt::format("party member '{}' is busy with this ticket type", user_id.str())};
-            } else {
-                participations_.set(user_id, type, Participation{id, id, network_.self().id, false});
-                state->claimed.push_back(*local);
-            }
-            continue;
-        }
-        // Not here: ask every node; the one the user is connected to claims it.
-        auto answers = std::make_shared<std::size_t>(others.size());
-        auto found = std::make_shared<bool>(false);
-        ++state->waiting;
-        if (others.empty()) {
-            --state->waiting;
-            state->error =
-                TicketError{Errc::party_unavailable,
-                            fmt::format("party member '{}' is not connected", user_id.str())};
-            continue;
-        }
-        for (const NodeId& node : others) {
-            network_.request(
-                node, wire::SERVICE, wire::METHOD_CLAIM,
-                encode(ClaimMessage{id, type, user_id, owner.id}), options_.join_timeout,
-                [this, alive = alive_, state, answers, found, user_id, owner = owner.id,
-                 finish](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
-                    if (!*alive) {
-                        return;
-                    }
-                    auto claim = reply ? decode_claim_reply(*reply, network_.reader_options())
-                                       : std::unexpected(reply.error().message);
-                    if (claim && claim->claimed) {
-                        *found = true;
-                        state->claimed.push_back(claim->user);
-                    } else if (claim && claim->refusal == ClaimRefusal::busy) {
-                        state->error =
-                            TicketError{Errc::party_unavailable,
-                                        fmt::format("party member '{}' is busy with this "
-                                                    "ticket type",
-                                                    user_id.str())};
-                    } else if (claim && claim->refusal == ClaimRefusal::not_accepted) {
-                        state->error = not_accepted(user_id, owner);
-                    }
-                    if (--*answers == 0) {
-                        if (!*found && !state->error) {
-                            state->error = TicketError{
-                                Errc::party_unavailable,
-                                fmt::format("party member '{}' is not connected", user_id.str())};
-                        }
-                        --state->waiting;
-                        finish();
-                    }
-                });
+        if (local_user(user_id) != nullptr) {
+            claim_local_member(*claim, user_id);
+        } else if (others.empty()) {
+            claim->error = not_connected(user_id);
+        } else {
+            claim_remote_member(claim, user_id, others);
         }
     }
-    finish();
+    finish_claims(claim);
+}
+
+void TicketService::claim_local_member(PartyClaim& claim, const UserId& user_id) {
+    if (!accepted(user_id, claim.type, claim.owner)) {
+        claim.error = not_accepted(user_id, claim.owner);
+    } else if (participations_.contains(user_id, claim.type)) {
+        claim.error = busy(user_id);
+    } else {
+        participations_.set(user_id, claim.type,
+                            Participation{claim.id, claim.id, network_.self().id, false});
+        claim.claimed.push_back(*local_user(user_id));
+    }
+}
+
+// Not connected here: every other node is asked; the one the user is connected to claims it.
+void TicketService::claim_remote_member(const std::shared_ptr<PartyClaim>& claim,
+                                        const UserId& user_id, const std::vector<NodeId>& others) {
+    auto answers = std::make_shared<std::size_t>(others.size());
+    auto found = std::make_shared<bool>(false);
+    ++claim->waiting;
+    for (const NodeId& node : others) {
+        network_.request(node, wire::SERVICE, wire::METHOD_CLAIM,
+                         encode(ClaimMessage{claim->id, claim->type, user_id, claim->owner}),
+                         options_.join_timeout,
+                         [this, alive = alive_, claim, answers, found,
+                          user_id](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
+                             if (!*alive) {
+                                 return;
+                             }
+                             auto answer =
+                                 reply ? decode_claim_reply(*reply, network_.reader_options())
+                                       : std::unexpected(reply.error().message);
+                             if (answer && answer->claimed) {
+                                 *found = true;
+                                 claim->claimed.push_back(answer->user);
+                             } else if (answer && answer->refusal == ClaimRefusal::busy) {
+                                 claim->error = busy(user_id);
+                             } else if (answer && answer->refusal == ClaimRefusal::not_accepted) {
+                                 claim->error = not_accepted(user_id, claim->owner);
+                             }
+                             if (--*answers == 0) {
+                                 if (!*found && !claim->error) {
+                                     claim->error = not_connected(user_id);
+                                 }
+                                 --claim->waiting;
+                                 finish_claims(claim);
+                             }
+                         });
+    }
+}
+
+// Once every answer is in: the party starts with the members claimed, or every claim is undone.
+void TicketService::finish_claims(const std::shared_ptr<PartyClaim>& claim) {
+    if (claim->waiting > 0) {
+        return;
+    }
+    // A member claimed here may have lost its claim while others answered (it disconnected,
+    // which ends its participation): it has been told, so the ticket must not start with it.
+    for (const User& user : claim->claimed) {
+        if (!claim->error && user.home == network_.self().id &&
+            participations_.of_ticket(user.id, claim->type, claim->id) == nullptr) {
+            claim->error = TicketError{
+                Errc::party_unavailable,
+                fmt::format("party member '{}' lost its claim while the party was gathered",
+                            user.id.str())};
+        }
+    }
+    if (claim->error) {
+        release_claims(claim->id, claim->type, claim->party);
+        claim->done(std::unexpected(*claim->error));
+    } else {
+        claim->done(claim->claimed);
+    }
 }
 
 void TicketService::release_claims(const TicketId& id, TicketType type,
                                    const std::vector<UserId>& party) {
     for (const UserId& user : party) {
-        (void)participations_.erase_if_ticket(user, type, id);
+        participations_.erase_if_ticket(user, type, id);
         for (const mesh::MemberInfo& member : network_.live_members()) {
             if (member.id != network_.self().id) {
                 courier_.request(member.id, wire::SERVICE, wire::METHOD_RELEASE,
@@ -333,9 +350,16 @@ void TicketService::on_node_gone(const NodeId& node) {
     for (const auto& [id, joined] : recall_.take_joined_at(node)) {
         for (const SharedUser& user : joined.party) {
             if (user->home != network_.self().id) {
-                deliver(user->home,
-                        PushEnvelope{fmt::format("{}:gone", id.str()), user->id, joined.type, id,
-                                     id, UserId(), WireKind::cancel, push_ver, push_cancel, {}});
+                deliver(user->home, PushEnvelope{fmt::format("{}:gone", id.str()),
+                                                 user->id,
+                                                 joined.type,
+                                                 id,
+                                                 id,
+                                                 UserId(),
+                                                 WireKind::cancel,
+                                                 push_ver,
+                                                 push_cancel,
+                                                 {}});
             }
         }
     }

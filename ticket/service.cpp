@@ -459,8 +459,7 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
         fmt::format("{}/direct", id.str()), room, type, id, {users_.shared(user)}, {}, false};
     auto conclude = [this, user, type, id, done = std::move(done)](Result<void> outcome) {
         if (!outcome) {
-            if (participations_.erase_if_ticket(user, type, id)) {
-            }
+            participations_.erase_if_ticket(user, type, id);
         }
         done(std::move(outcome));
     };
@@ -780,9 +779,7 @@ void TicketService::on_release(const NodeId&, mesh::PayloadView payload,
         responder.fail(mesh::MeshErrc::malformed, release.error());
         return;
     }
-    if (participations_.erase_if_ticket(release->user, release->ticket_type,
-                                        release->ticket_id)) {
-    }
+    participations_.erase_if_ticket(release->user, release->ticket_type, release->ticket_id);
     responder.reply(encode(AckMessage{true, {}}));
 }
 

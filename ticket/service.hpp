@@ -251,6 +251,11 @@ private:
     void claim_party(const TicketId& id, TicketType type, const User& owner,
                      std::vector<UserId> party,
                      std::function<void(Result<std::vector<User>>)> done);
+    struct PartyClaim;
+    void claim_local_member(PartyClaim& claim, const UserId& user_id);
+    void claim_remote_member(const std::shared_ptr<PartyClaim>& claim, const UserId& user_id,
+                             const std::vector<NodeId>& others);
+    void finish_claims(const std::shared_ptr<PartyClaim>& claim);
     // Undoes a party start: every member, at every node (a claim's answer may have been lost).
     void release_claims(const TicketId& id, TicketType type, const std::vector<UserId>& party);
 
@@ -281,7 +286,7 @@ private:
     TicketServiceOptions options_;
     Courier courier_;
     std::map<TicketType, Callbacks> callbacks_;
-    LocalUsers users_;  // connected here
+    LocalUsers users_;                         // connected here
     std::map<TicketId, OwnedTicket> tickets_;  // owned here, in progress
     std::map<TicketId, Room> rooms_;           // held here, by ID (the owner's ticket ID)
     // Per owner and ticket type: its ticket in progress and its room, each empty when none.
@@ -292,7 +297,7 @@ private:
     std::map<Key, OwnerEntry> by_owner_;
     Recall recall_;  // joined tickets, accepted joins, delivered pushes, for a while
     Participations participations_;  // of users connected here
-    std::set<Key> starting_;                       // owners whose party is being claimed
+    std::set<Key> starting_;         // owners whose party is being claimed
     // One copy of each set of names that tickets use; the sweep drops those no ticket holds.
     struct NamesLess {
         using is_transparent = void;  // looked up by value, so a known set costs no allocation

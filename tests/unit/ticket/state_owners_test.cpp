@@ -20,7 +20,8 @@ MatchedTicket joined_at(const char* node) {
 
 }  // namespace
 
-TEST_CASE("ticket/recall: a retried join and a push seen twice meet the first answer until memory ends") {
+TEST_CASE(
+    "ticket/recall: a retried join and a push seen twice meet the first answer until memory ends") {
     Recall recall(memory);
     recall.accepted_join("a1", start);
     CHECK(recall.accepted_join("a1"));
