@@ -298,6 +298,85 @@ std::vector<std::string> read_names(const nlohmann::json& value, const std::stri
     return names;
 }
 
+std::map<std::string, TicketPropertyRule, std::less<>> parse_ticket_properties(
+    const nlohmann::json& section, const std::string& path) {
+    expect_any_object(section, path);
+    if (section.size() > 2) {
+        reject(path, "at most 2 properties");
+    }
+    std::map<std::string, TicketPropertyRule, std::less<>> properties;
+    for (const auto& [name, rule] : section.items()) {
+        const std::string rule_path = child_path(path, name);
+        read_name(name, rule_path);
+        expect_object(rule, rule_path, {"value", "searchSpread"});
+        TicketPropertyRule parsed;
+        if (!rule.contains("value")) {
+            reject(child_path(rule_path, "value"), "is required: which player value fills it");
+        }
+        parsed.value =
+            read_string(rule["value"], child_path(rule_path, "value"), 1, name_bytes_max);
+        optional_field(rule, rule_path, "searchSpread", parsed.search_spread,
+                       integer_in(0, 1000000000));
+        properties[name] = parsed;
+    }
+    return properties;
+}
+
+AllowMatchRule parse_allow_match(const nlohmann::json& section, const std::string& at) {
+    expect_object(section, at, {"value", "maxDifference"});
+    if (!section.contains("value") || !section.contains("maxDifference")) {
+        reject(at, "needs value and maxDifference");
+    }
+    return AllowMatchRule{
+        read_string(section["value"], child_path(at, "value"), 1, name_bytes_max),
+        read_integer(section["maxDifference"], child_path(at, "maxDifference"), 0, INT64_MAX)};
+}
+
+CompleteWhenRule parse_complete_when(const nlohmann::json& section, const std::string& at,
+                                     int max_members) {
+    expect_object(section, at, {"minMembers", "afterSeconds"});
+    if (!section.contains("minMembers") || !section.contains("afterSeconds")) {
+        reject(at, "needs minMembers and afterSeconds");
+    }
+    const CompleteWhenRule rule{
+        static_cast<int>(read_integer(section["minMembers"], child_path(at, "minMembers"), 1, 255)),
+        static_cast<int>(
+            read_integer(section["afterSeconds"], child_path(at, "afterSeconds"), 0, 3600))};
+    if (rule.min_members > max_members) {
+        reject(child_path(at, "minMembers"),
+               fmt::format("must not exceed maxMembers ({})", max_members));
+    }
+    return rule;
+}
+
+// The numbers that pace a ticket's search, each optional with its range.
+void parse_ticket_pacing(const nlohmann::json& section, const std::string& path,
+                         TicketTypeConfig& type) {
+    optional_field(section, path, "maxMembers", type.max_members, integer_in(2, 255));
+    optional_field(section, path, "ticketDurationSeconds", type.ticket_duration_seconds,
+                   integer_in(1, 3600));
+    optional_field(section, path, "searchIntervalMs", type.search_interval_ms,
+                   integer_in(10, 60000));
+    optional_field(section, path, "searchTries", type.search_tries, integer_in(0, 255));
+    optional_field(section, path, "emptySearches", type.empty_searches, integer_in(0, 255));
+    optional_field(section, path, "waitSearches", type.wait_searches, integer_in(0, 255));
+    optional_field(section, path, "waitSearchAfterMs", type.wait_search_after_ms,
+                   integer_in(10, 3600000));
+    optional_field(section, path, "howMany", type.how_many, integer_in(1, 100));
+    optional_field(section, path, "timeoutExtensionSeconds", type.timeout_extension_seconds,
+                   integer_in(0, 3600));
+}
+
+void parse_randomize(const nlohmann::json& randomize, const std::string& at,
+                     TicketTypeConfig& type) {
+    expect_object(randomize, at, {"searchIntervalMs", "searchTries", "ticketDurationSeconds"});
+    optional_field(randomize, at, "searchIntervalMs", type.randomize_search_interval_ms,
+                   integer_in(0, 60000));
+    optional_field(randomize, at, "searchTries", type.randomize_search_tries, integer_in(0, 255));
+    optional_field(randomize, at, "ticketDurationSeconds", type.randomize_ticket_duration_seconds,
+                   integer_in(0, 3600));
+}
+
 TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json& section,
                                    const std::string& path) {
     expect_object(
@@ -322,78 +401,19 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
         type.tags = read_names(section["tags"], child_path(path, "tags"), 8, true);
     }
     if (section.contains("properties")) {
-        const std::string properties_path = child_path(path, "properties");
-        expect_any_object(section["properties"], properties_path);
-        if (section["properties"].size() > 2) {
-            reject(properties_path, "at most 2 properties");
-        }
-        for (const auto& [name, rule] : section["properties"].items()) {
-            const std::string rule_path = child_path(properties_path, name);
-            read_name(name, rule_path);
-            expect_object(rule, rule_path, {"value", "searchSpread"});
-            TicketPropertyRule parsed;
-            if (!rule.contains("value")) {
-                reject(child_path(rule_path, "value"), "is required: which player value fills it");
-            }
-            parsed.value =
-                read_string(rule["value"], child_path(rule_path, "value"), 1, name_bytes_max);
-            optional_field(rule, rule_path, "searchSpread", parsed.search_spread,
-                           integer_in(0, 1000000000));
-            type.properties[name] = parsed;
-        }
+        type.properties =
+            parse_ticket_properties(section["properties"], child_path(path, "properties"));
     }
-    optional_field(section, path, "maxMembers", type.max_members, integer_in(2, 255));
-    optional_field(section, path, "ticketDurationSeconds", type.ticket_duration_seconds,
-                   integer_in(1, 3600));
-    optional_field(section, path, "searchIntervalMs", type.search_interval_ms,
-                   integer_in(10, 60000));
-    optional_field(section, path, "searchTries", type.search_tries, integer_in(0, 255));
-    optional_field(section, path, "emptySearches", type.empty_searches, integer_in(0, 255));
-    optional_field(section, path, "waitSearches", type.wait_searches, integer_in(0, 255));
-    optional_field(section, path, "waitSearchAfterMs", type.wait_search_after_ms,
-                   integer_in(10, 3600000));
-    optional_field(section, path, "howMany", type.how_many, integer_in(1, 100));
-    optional_field(section, path, "timeoutExtensionSeconds", type.timeout_extension_seconds,
-                   integer_in(0, 3600));
+    parse_ticket_pacing(section, path, type);
     if (section.contains("allowMatch")) {
-        const std::string at = child_path(path, "allowMatch");
-        expect_object(section["allowMatch"], at, {"value", "maxDifference"});
-        if (!section["allowMatch"].contains("value") ||
-            !section["allowMatch"].contains("maxDifference")) {
-            reject(at, "needs value and maxDifference");
-        }
-        type.allow_match = AllowMatchRule{
-            read_string(section["allowMatch"]["value"], child_path(at, "value"), 1, name_bytes_max),
-            read_integer(section["allowMatch"]["maxDifference"], child_path(at, "maxDifference"), 0,
-                         INT64_MAX)};
+        type.allow_match = parse_allow_match(section["allowMatch"], child_path(path, "allowMatch"));
     }
     if (section.contains("completeWhen")) {
-        const std::string at = child_path(path, "completeWhen");
-        expect_object(section["completeWhen"], at, {"minMembers", "afterSeconds"});
-        if (!section["completeWhen"].contains("minMembers") ||
-            !section["completeWhen"].contains("afterSeconds")) {
-            reject(at, "needs minMembers and afterSeconds");
-        }
-        type.complete_when = CompleteWhenRule{
-            static_cast<int>(read_integer(section["completeWhen"]["minMembers"],
-                                          child_path(at, "minMembers"), 1, 255)),
-            static_cast<int>(read_integer(section["completeWhen"]["afterSeconds"],
-                                          child_path(at, "afterSeconds"), 0, 3600))};
-        if (type.complete_when->min_members > type.max_members) {
-            reject(child_path(at, "minMembers"),
-                   fmt::format("must not exceed maxMembers ({})", type.max_members));
-        }
+        type.complete_when = parse_complete_when(
+            section["completeWhen"], child_path(path, "completeWhen"), type.max_members);
     }
     if (section.contains("randomize")) {
-        const std::string at = child_path(path, "randomize");
-        const auto& randomize = section["randomize"];
-        expect_object(randomize, at, {"searchIntervalMs", "searchTries", "ticketDurationSeconds"});
-        optional_field(randomize, at, "searchIntervalMs", type.randomize_search_interval_ms,
-                       integer_in(0, 60000));
-        optional_field(randomize, at, "searchTries", type.randomize_search_tries,
-                       integer_in(0, 255));
-        optional_field(randomize, at, "ticketDurationSeconds",
-                       type.randomize_ticket_duration_seconds, integer_in(0, 3600));
+        parse_randomize(section["randomize"], child_path(path, "randomize"), type);
     }
     return type;
 }
