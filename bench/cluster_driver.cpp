@@ -64,6 +64,13 @@ private:
     asio::awaitable<bool> wait_to_retry(Party& party, std::chrono::milliseconds pause);
     void hang_up(Party& party);
     asio::awaitable<StreamPtr> open(const std::string& user, std::string& error);
+    bool bind_source(mesh::FramedStream& stream, const asio::ip::tcp::endpoint& endpoint,
+                     std::string& error);
+    asio::awaitable<bool> connect_within(const StreamPtr& stream,
+                                         const asio::ip::tcp::endpoint& endpoint,
+                                         const std::string& address, std::string& error);
+    asio::awaitable<bool> say_hello(const StreamPtr& stream, const std::string& user,
+                                    std::string& error);
     asio::awaitable<std::expected<ServerMessage, std::string>> receive(const StreamPtr& stream);
     asio::awaitable<std::expected<ClientReply, std::string>> call(const StreamPtr& stream,
                                                                   ClientRequest request);
@@ -90,6 +97,7 @@ void Driver::close(const StreamPtr& stream) {
     open_.erase(stream);
 }
 
+// A connection to a node picked at random, said hello to as `user`; null with `error` on failure.
 asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& error) {
     const std::string& address = options_.nodes[std::uniform_int_distribution<std::size_t>(
         0, options_.nodes.size() - 1)(random_)];
@@ -101,29 +109,49 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
     auto stream = std::make_shared<mesh::FramedStream>(context_, read_buffer_bytes);
     open_.insert(stream);
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(parts->host), parts->port);
-    if (endpoint.address().is_loopback() && endpoint.address().is_v4()) {
-        // Players come from many addresses. From one, a few hundred thousand connections a
-        // minute would exhaust its ports to the node (each closed one waits a minute), and the
-        // kernel would search ever longer for a free one: so each comes from its own loopback
-        // address.
-        std::uniform_int_distribution<unsigned> octet(1, 254);
-        const asio::ip::address_v4 source(
-            asio::ip::address_v4::bytes_type{127, static_cast<unsigned char>(octet(random_)),
-                                             static_cast<unsigned char>(octet(random_)),
-                                             static_cast<unsigned char>(octet(random_))});
-        std::error_code bind_error;
-        stream->socket.open(asio::ip::tcp::v4(), bind_error);
-        if (!bind_error) {
-            stream->socket.bind(asio::ip::tcp::endpoint(source, 0), bind_error);
-        }
-        if (bind_error) {
-            error = "cannot bind a loopback source address: " + bind_error.message();
-            close(stream);
-            co_return nullptr;
-        }
+    bool ready = bind_source(*stream, endpoint, error);
+    if (ready) {
+        ready = co_await connect_within(stream, endpoint, address, error);
     }
-    // A node whose accept queue is full drops the handshake and the kernel retries it for
-    // minutes: a player gives up after a few seconds instead, and tries again like any failure.
+    if (ready) {
+        ready = co_await say_hello(stream, user, error);
+    }
+    if (!ready) {
+        close(stream);
+        co_return nullptr;
+    }
+    co_return stream;
+}
+
+// Players come from many addresses. From one, a few hundred thousand connections a minute would
+// exhaust its ports to the node (each closed one waits a minute), and the kernel would search ever
+// longer for a free one: so each comes from its own loopback address.
+bool Driver::bind_source(mesh::FramedStream& stream, const asio::ip::tcp::endpoint& endpoint,
+                         std::string& error) {
+    if (!endpoint.address().is_loopback() || !endpoint.address().is_v4()) {
+        return true;
+    }
+    std::uniform_int_distribution<unsigned> octet(1, 254);
+    const asio::ip::address_v4 source(asio::ip::address_v4::bytes_type{
+        127, static_cast<unsigned char>(octet(random_)), static_cast<unsigned char>(octet(random_)),
+        static_cast<unsigned char>(octet(random_))});
+    std::error_code bind_error;
+    stream.socket.open(asio::ip::tcp::v4(), bind_error);
+    if (!bind_error) {
+        stream.socket.bind(asio::ip::tcp::endpoint(source, 0), bind_error);
+    }
+    if (bind_error) {
+        error = "cannot bind a loopback source address: " + bind_error.message();
+        return false;
+    }
+    return true;
+}
+
+// A node whose accept queue is full drops the handshake and the kernel retries it for minutes: a
+// player gives up after a few seconds instead, and tries again like any failure.
+asio::awaitable<bool> Driver::connect_within(const StreamPtr& stream,
+                                             const asio::ip::tcp::endpoint& endpoint,
+                                             const std::string& address, std::string& error) {
     asio::steady_timer give_up(context_);
     give_up.expires_after(std::chrono::seconds(3));
     give_up.async_wait([stream](std::error_code expired) {
@@ -136,11 +164,15 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
     give_up.cancel();
     if (connect_error) {
         error = fmt::format("cannot connect to {}: {}", address, connect_error.message());
-        close(stream);
-        co_return nullptr;
+        co_return false;
     }
     std::error_code ignored;
     stream->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+    co_return true;
+}
+
+asio::awaitable<bool> Driver::say_hello(const StreamPtr& stream, const std::string& user,
+                                        std::string& error) {
     HelloCommand hello{UserId(user), "", {}};
     if (!options_.token_secret.empty()) {
         const auto now = std::chrono::duration_cast<std::chrono::seconds>(
@@ -148,19 +180,18 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
         hello.token =
             make_token(options_.token_secret, user, static_cast<std::uint64_t>(now.count()) + 3600);
     }
+    // Named: GCC 12 may destroy a temporary argument of a co_await twice.
     ClientRequest request{1, std::move(hello)};
     auto reply = co_await call(stream, std::move(request));
     if (!reply) {
         error = reply.error();
-        close(stream);
-        co_return nullptr;
+        co_return false;
     }
     if (auto* refused = std::get_if<ReplyError>(&reply->body)) {
         error = fmt::format("hello refused: {} ({})", refused->message, refused->category);
-        close(stream);
-        co_return nullptr;
+        co_return false;
     }
-    co_return stream;
+    co_return true;
 }
 
 asio::awaitable<std::expected<ServerMessage, std::string>> Driver::receive(

@@ -82,38 +82,52 @@ public:
     nlohmann::json run() {
         Store store("bench-node");
         check(store.define("Bench", {{"a", 1}, {"b", 1}}));
+        nlohmann::json figures{{"items", options_.items}};
+        measure_adds(store, figures);
+        measure_searches(store, figures);
+        measure_removes(store, figures);
+        measure_expiry(store, figures);
+        return figures;
+    }
+
+private:
+    void measure_adds(Store& store, nlohmann::json& figures) {
         Properties properties{{"a", 0}, {"b", 0}};
         auto& a = properties.find("a")->second;
         auto& b = properties.find("b")->second;
-
         const std::size_t rss_before = resident_bytes();
-        const double adds = per_second(options_.items, [&](std::size_t i) {
+        figures["add_ops_per_s"] = per_second(options_.items, [&](std::size_t i) {
             a = coordinates_[i].first;
             b = coordinates_[i].second;
             check(store.add("Bench", ids_[i], "", properties, {}, std::chrono::seconds(60), now_));
         });
-        const double bytes_per_item = static_cast<double>(resident_bytes() - rss_before) /
-                                      static_cast<double>(options_.items);
-        const double buckets = static_cast<double>(store.items().bucket_count());
+        figures["bytes_per_item"] = static_cast<double>(resident_bytes() - rss_before) /
+                                    static_cast<double>(options_.items);
+        figures["buckets"] = static_cast<double>(store.items().bucket_count());
+    }
 
+    void measure_searches(Store& store, nlohmann::json& figures) {
         const std::vector<std::string> profiles{"Bench"};
+        Properties properties{{"a", 0}, {"b", 0}};
+        auto& a = properties.find("a")->second;
+        auto& b = properties.find("b")->second;
         SearchResults results;
         std::size_t found = 0;
-        const double searches = per_second(options_.searches, [&](std::size_t i) {
+        figures["search_ops_per_s"] = per_second(options_.searches, [&](std::size_t i) {
             const auto& [qa, qb] = queries_[i % queries_.size()];
             a = qa;
             b = qb;
             check(store.search(profiles, "", properties, 20, now_, results));
             found += results.size();
         });
-        const double found_per_search =
+        figures["search_results_per_search"] =
             static_cast<double>(found) / static_cast<double>(options_.searches);
 
         RangeProperties range{{"a", std::vector<std::int64_t>(5)},
                               {"b", std::vector<std::int64_t>(5)}};
         auto& range_a = range.find("a")->second;
         auto& range_b = range.find("b")->second;
-        const double range_searches = per_second(options_.searches / 4, [&](std::size_t i) {
+        figures["range_search_ops_per_s"] = per_second(options_.searches / 4, [&](std::size_t i) {
             const auto& [qa, qb] = queries_[i % queries_.size()];
             for (std::int64_t k = 0; k < 5; ++k) {
                 range_a[static_cast<std::size_t>(k)] = (qa + k) % side_;
@@ -121,19 +135,24 @@ public:
             }
             check(store.search_with_range(profiles, "", range, 20, now_, results));
         });
+    }
 
-        const double removes = per_second(options_.items, [&](std::size_t i) {
+    void measure_removes(Store& store, nlohmann::json& figures) {
+        figures["remove_ops_per_s"] = per_second(options_.items, [&](std::size_t i) {
             auto removed = store.remove("Bench", std::span(&ids_[i], 1), now_);
             if (!removed || *removed != 1) {
                 std::fprintf(stderr, "matchmesh-bench-store: remove failed\n");
                 std::exit(1);
             }
         });
+    }
 
-        // A full generation of items, all added at once, expiring at once.
+    // A full generation of items, all added at once, expiring at once.
+    void measure_expiry(Store& store, nlohmann::json& figures) {
+        Properties properties{{"a", 0}, {"b", 0}};
         for (std::size_t i = 0; i < options_.items; ++i) {
-            a = coordinates_[i].first;
-            b = coordinates_[i].second;
+            properties.find("a")->second = coordinates_[i].first;
+            properties.find("b")->second = coordinates_[i].second;
             check(store.add("Bench", ids_[i], "", properties, {}, std::chrono::seconds(10), now_));
         }
         now_ += std::chrono::seconds(10) + BucketStore::wheel_tick;
@@ -145,20 +164,10 @@ public:
                          options_.items);
             std::exit(1);
         }
-
-        return {{"items", options_.items},
-                {"buckets", buckets},
-                {"add_ops_per_s", adds},
-                {"search_ops_per_s", searches},
-                {"search_results_per_search", found_per_search},
-                {"range_search_ops_per_s", range_searches},
-                {"remove_ops_per_s", removes},
-                {"expire_ops_per_s",
-                 static_cast<double>(options_.items) / expire_seconds_per_generation},
-                {"bytes_per_item", bytes_per_item}};
+        figures["expire_ops_per_s"] =
+            static_cast<double>(options_.items) / expire_seconds_per_generation;
     }
 
-private:
     Options options_;
     std::int64_t side_;
     std::vector<std::string> ids_;
