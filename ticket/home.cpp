@@ -69,9 +69,8 @@ void TicketService::receive_push(const PushEnvelope& push) {
     // A push from another room for a ticket of ours still waiting for its join's answer means
     // that join succeeded (the answer may have been lost; the push says as much).
     if (auto ticket = tickets_.find(push.ticket_id);
-        ticket != tickets_.end() && ticket->second.joining &&
-        ticket->second.joining->room_id == push.room_id) {
-        conclude_join(ticket->second);
+        ticket != nullptr && ticket->joining && ticket->joining->room_id == push.room_id) {
+        conclude_join(*ticket);
         found = participations_.of_ticket(push.user, push.ticket_type, push.ticket_id);
         if (found == nullptr) {
             return;
@@ -168,17 +167,17 @@ void TicketService::leave_room_of(const UserId& user, TicketType type,
     const Participation participation = *found;
     if (participation.room_node == network_.self().id) {
         auto room = rooms_.find(participation.room_id);
-        if (room == rooms_.end()) {
+        if (room == nullptr) {
             done(fail(Errc::room_not_found, "the room no longer exists"));
             return;
         }
-        auto member = std::find_if(room->second.members.begin(), room->second.members.end(),
+        auto member = std::find_if(room->members.begin(), room->members.end(),
                                    [&](const Member& m) { return m.user->id == user; });
-        if (member == room->second.members.end()) {
+        if (member == room->members.end()) {
             done(fail(Errc::room_not_found, "the user is not a member of its room"));
             return;
         }
-        remove_party(room->second, TicketId(member->ticket_id), PushKind::cancel, true);
+        remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
         done({});
         return;
     }
@@ -334,7 +333,7 @@ void TicketService::on_node_gone(const NodeId& node) {
     }
     // Rooms held here with members connected there: those members left.
     std::vector<std::pair<TicketId, TicketId>> parties;
-    for (const auto& [room_id, room] : rooms_) {
+    for (const auto& [room_id, room] : rooms_.all()) {
         for (const Member& member : room.members) {
             if (member.user->home == node) {
                 parties.emplace_back(room_id, member.ticket_id);
@@ -342,8 +341,8 @@ void TicketService::on_node_gone(const NodeId& node) {
         }
     }
     for (const auto& [room_id, party] : parties) {
-        if (auto room = rooms_.find(room_id); room != rooms_.end()) {
-            remove_party(room->second, party, PushKind::cancel, true);
+        if (auto room = rooms_.find(room_id); room != nullptr) {
+            remove_party(*room, party, PushKind::cancel, true);
         }
     }
     // Parties that joined a room there: tell their other members' homes.

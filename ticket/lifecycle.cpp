@@ -24,17 +24,11 @@ std::string_view room_of_item(std::string_view item_id) {
 }  // namespace
 
 OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) {
-    auto found = by_owner_.find({owner, type});
-    return found == by_owner_.end() || found->second.ticket.empty()
-               ? nullptr
-               : &tickets_.at(found->second.ticket);
+    return tickets_.of_owner(owner, type);
 }
 
 const OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) const {
-    auto found = by_owner_.find({owner, type});
-    return found == by_owner_.end() || found->second.ticket.empty()
-               ? nullptr
-               : &tickets_.at(found->second.ticket);
+    return tickets_.of_owner(owner, type);
 }
 
 Holder TicketService::holder_of(const TicketSettings& params) const {
@@ -63,8 +57,8 @@ TicketSettings TicketService::settle(TicketParams params) {
 
 Holder TicketService::owner_holder(const Room& room) const {
     auto live = tickets_.find(room.live_ticket);
-    return live != tickets_.end() && !live->second.backfill ? holder_of(live->second.params)
-                                                            : room.extras().ticket_properties.owner;
+    return live != nullptr && !live->backfill ? holder_of(live->params)
+                                              : room.extras().ticket_properties.owner;
 }
 
 Result<OwnedTicket*> TicketService::create_ticket(TicketType type, SharedUser owner,
@@ -93,8 +87,8 @@ Result<OwnedTicket*> TicketService::create_ticket(TicketType type, SharedUser ow
     }
     ticket.deadline = scheduler_.now() + params->ticket_duration;
     ticket.params = settle(std::move(*params));
-    OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
-    by_owner_[{stored.owner(), type}].ticket = id;
+    const UserId owner_id = ticket.owner();
+    OwnedTicket& stored = tickets_.add(id, owner_id, type, std::move(ticket));
     Room& room = open_room(stored);
     for (const SharedUser& user : stored.party) {
         if (user->home == network_.self().id) {
@@ -123,10 +117,10 @@ void TicketService::arm(OwnedTicket& ticket) {
 
 void TicketService::wake(const TicketId& id) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end()) {
+    if (found == nullptr) {
         return;
     }
-    OwnedTicket& ticket = found->second;
+    OwnedTicket& ticket = *found;
     ticket.timer = 0;
     if (scheduler_.now() >= ticket.deadline) {
         on_deadline(id);
@@ -149,11 +143,10 @@ void TicketService::schedule_search(OwnedTicket& ticket, Duration delay) {
 
 void TicketService::run_search(const TicketId& id) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end() || found->second.phase != TicketPhase::searching ||
-        found->second.joining) {
+    if (found == nullptr || found->phase != TicketPhase::searching || found->joining) {
         return;
     }
-    start_search(found->second);
+    start_search(*found);
 }
 
 void TicketService::start_search(OwnedTicket& ticket) {
@@ -194,11 +187,11 @@ void TicketService::schedule_wait_search(const OwnedTicket& ticket) {
 
 void TicketService::run_wait_search(const TicketId& id) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end() || found->second.phase != TicketPhase::waiting ||
-        found->second.looking || found->second.joining) {
+    if (found == nullptr || found->phase != TicketPhase::waiting || found->looking ||
+        found->joining) {
         return;
     }
-    OwnedTicket& ticket = found->second;
+    OwnedTicket& ticket = *found;
     if (!alone_in_room(ticket)) {
         return;  // others joined: the room stays where it is
     }
@@ -209,24 +202,23 @@ void TicketService::run_wait_search(const TicketId& id) {
 
 bool TicketService::alone_in_room(const OwnedTicket& ticket) const {
     auto room = rooms_.find(ticket.room_id);
-    return room != rooms_.end() && room->second.members.size() == ticket.party.size();
+    return room != nullptr && room->members.size() == ticket.party.size();
 }
 
 void TicketService::end_wait_search(OwnedTicket& ticket) {
     ticket.looking = false;
-    if (auto room = rooms_.find(ticket.room_id); room != rooms_.end()) {
-        room->second.state = RoomState::waiting;
+    if (auto room = rooms_.find(ticket.room_id); room != nullptr) {
+        room->state = RoomState::waiting;
     }
     schedule_wait_search(ticket);
 }
 
 void TicketService::on_search_results(const TicketId& id, matching::SearchOutcome outcome) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end() ||
-        (found->second.phase != TicketPhase::searching && !found->second.looking)) {
+    if (found == nullptr || (found->phase != TicketPhase::searching && !found->looking)) {
         return;
     }
-    OwnedTicket& ticket = found->second;
+    OwnedTicket& ticket = *found;
     if (ticket.looking && !alone_in_room(ticket)) {
         ticket.looking = false;  // others joined while it searched: it stays
         return;
@@ -295,8 +287,8 @@ void TicketService::send_join(const TicketId& id) {
                            holder_of(ticket.params),
                            true};
     const std::string attempt = join.attempt;
-    if (auto room = rooms_.find(ticket.room_id); ticket.looking && room != rooms_.end()) {
-        room->second.state = RoomState::searching;  // a party in two rooms would be two matches
+    if (auto room = rooms_.find(ticket.room_id); ticket.looking && room != nullptr) {
+        room->state = RoomState::searching;  // a party in two rooms would be two matches
     }
     if (ticket.joining->node == network_.self().id) {
         auto reply = accept_join(join);
@@ -316,8 +308,8 @@ void TicketService::send_join(const TicketId& id) {
         }
         if (!reply) {
             auto ticket = tickets_.find(id);
-            const bool still_joining = ticket != tickets_.end() && ticket->second.joining &&
-                                       ticket->second.joining->attempt == attempt;
+            const bool still_joining =
+                ticket != nullptr && ticket->joining && ticket->joining->attempt == attempt;
             if (reply.error().code == mesh::MeshErrc::timeout && still_joining) {
                 // The room's node may have taken the party without its answer arriving: leave,
                 // so that it does not keep members who were told something else. (Not when a
@@ -337,11 +329,10 @@ void TicketService::send_join(const TicketId& id) {
 void TicketService::on_join_reply(const TicketId& id, const std::string& attempt,
                                   std::expected<JoinReplyMessage, std::string> reply) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end() || !found->second.joining ||
-        found->second.joining->attempt != attempt) {
+    if (found == nullptr || !found->joining || found->joining->attempt != attempt) {
         return;
     }
-    OwnedTicket& ticket = found->second;
+    OwnedTicket& ticket = *found;
     if (reply && reply->accepted) {
         conclude_join(ticket);
         return;
@@ -400,14 +391,14 @@ void TicketService::conclude_join(OwnedTicket& ticket) {
     ticket.phase = TicketPhase::matched;
     finish_ticket(ticket);
     delete_room(id);
-    tickets_.erase(id);
+    tickets_.erase(id, ticket.owner(), ticket.type);
 }
 
 void TicketService::start_waiting(OwnedTicket& ticket) {
     MM_ASSERT(ticket.phase == TicketPhase::searching && ticket.joining == nullptr);
     ticket.phase = TicketPhase::waiting;
-    if (auto room = rooms_.find(ticket.room_id); room != rooms_.end()) {
-        room->second.state = ticket.backfill ? RoomState::backfill : RoomState::waiting;
+    if (auto room = rooms_.find(ticket.room_id); room != nullptr) {
+        room->state = ticket.backfill ? RoomState::backfill : RoomState::waiting;
     }
     refresh_items(ticket.id);
     schedule_wait_search(ticket);
@@ -415,10 +406,10 @@ void TicketService::start_waiting(OwnedTicket& ticket) {
 
 void TicketService::refresh_items(const TicketId& id) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end() || found->second.phase != TicketPhase::waiting) {
+    if (found == nullptr || found->phase != TicketPhase::waiting) {
         return;
     }
-    OwnedTicket& ticket = found->second;
+    OwnedTicket& ticket = *found;
     const Duration remaining = ticket.deadline - scheduler_.now();
     const auto ttl = std::clamp(
         std::chrono::duration_cast<std::chrono::seconds>(remaining) + std::chrono::seconds(1),
@@ -453,10 +444,10 @@ void TicketService::remove_items(const OwnedTicket& ticket) {
 
 void TicketService::on_deadline(const TicketId& id) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end()) {
+    if (found == nullptr) {
         return;
     }
-    OwnedTicket& ticket = found->second;
+    OwnedTicket& ticket = *found;
     if (ticket.joining) {
         ticket.expired = true;  // decided once the join is answered
         return;
@@ -468,25 +459,19 @@ void TicketService::on_deadline(const TicketId& id) {
 void TicketService::finish_ticket(OwnedTicket& ticket) {
     scheduler_.cancel(ticket.timer);
     remove_items(ticket);
-    if (auto by_owner = by_owner_.find({ticket.owner(), ticket.type});
-        by_owner != by_owner_.end() && by_owner->second.ticket == ticket.id) {
-        by_owner->second.ticket = TicketId();
-        if (by_owner->second.room.empty()) {
-            by_owner_.erase(by_owner);
-        }
-    }
+    tickets_.retire(ticket.id, ticket.owner(), ticket.type);
     if (auto room = rooms_.find(ticket.room_id);
-        room != rooms_.end() && room->second.live_ticket == ticket.id) {
-        room->second.live_ticket = TicketId();
+        room != nullptr && room->live_ticket == ticket.id) {
+        room->live_ticket = TicketId();
     }
 }
 
-void TicketService::end_ticket(const TicketId& id, PushKind outcome) {
+void TicketService::end_ticket(TicketId id, PushKind outcome) {
     auto found = tickets_.find(id);
-    if (found == tickets_.end()) {
+    if (found == nullptr) {
         return;
     }
-    OwnedTicket& ticket = found->second;
+    OwnedTicket& ticket = *found;
     if (ticket.joining) {  // the join's answer decides, then this outcome applies
         ticket.cancel_requested = ticket.cancel_requested || outcome == PushKind::cancel;
         ticket.expired = ticket.expired || outcome == PushKind::timeout;
@@ -496,30 +481,30 @@ void TicketService::end_ticket(const TicketId& id, PushKind outcome) {
     const TicketId room_id = ticket.room_id;
     const bool backfill = ticket.backfill;
     if (auto room = rooms_.find(room_id);
-        outcome == PushKind::success && !backfill && room != rooms_.end()) {
+        outcome == PushKind::success && !backfill && room != nullptr) {
         // The completed room outlives its ticket, and keeps the owner's holder.
-        room->second.edit_extras().ticket_properties.owner = holder_of(ticket.params);
+        room->edit_extras().ticket_properties.owner = holder_of(ticket.params);
     }
     finish_ticket(ticket);
-    tickets_.erase(found);
+    tickets_.erase(id, ticket.owner(), ticket.type);
     if (backfill) {  // a backfill ends quietly: the room returns to completed
-        if (auto room = rooms_.find(room_id); room != rooms_.end()) {
-            room->second.state = RoomState::completed;
+        if (auto room = rooms_.find(room_id); room != nullptr) {
+            room->state = RoomState::completed;
         }
         return;
     }
     auto room = rooms_.find(room_id);
-    if (room == rooms_.end()) {
+    if (room == nullptr) {
         return;
     }
     if (outcome == PushKind::success) {
         ++counters_.completed;
-        complete_room(room->second);
+        complete_room(*room);
         return;
     }
     outcome == PushKind::timeout ? ++counters_.timed_out : ++counters_.canceled;
-    const Callbacks* handlers = callbacks(room->second.type);
-    const UserId owner = room->second.owner;
+    const Callbacks* handlers = callbacks(room->type);
+    const UserId owner = room->owner;
     close_room(room_id, outcome);
     if (handlers != nullptr) {
         const User* owner_user = local_user(owner);

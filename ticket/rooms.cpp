@@ -18,26 +18,16 @@ Room& TicketService::open_room(const OwnedTicket& ticket) {
     for (const SharedUser& user : ticket.party) {
         room.members.push_back(Member{user, ticket.id});
     }
-    by_owner_[{ticket.owner(), ticket.type}].room = room.id;
-    return rooms_.emplace(room.id, std::move(room)).first->second;
+    const TicketId id = room.id;
+    return rooms_.add(id, ticket.owner(), ticket.type, std::move(room));
 }
 
 Room* TicketService::room_of_owner(TicketType type, const UserId& owner) {
-    auto found = by_owner_.find({owner, type});
-    if (found == by_owner_.end() || found->second.room.empty()) {
-        return nullptr;
-    }
-    auto room = rooms_.find(found->second.room);
-    return room == rooms_.end() ? nullptr : &room->second;
+    return rooms_.of_owner(owner, type);
 }
 
 const Room* TicketService::room_of_owner(TicketType type, const UserId& owner) const {
-    auto found = by_owner_.find({owner, type});
-    if (found == by_owner_.end() || found->second.room.empty()) {
-        return nullptr;
-    }
-    auto room = rooms_.find(found->second.room);
-    return room == rooms_.end() ? nullptr : &room->second;
+    return rooms_.of_owner(owner, type);
 }
 
 std::vector<UserId> TicketService::member_ids(const Room& room) const {
@@ -63,7 +53,7 @@ std::size_t TicketService::seats_taken(const Room& room, Time now) const {
 std::size_t TicketService::stale_reservations() const {
     std::size_t stale = 0;
     const Time now = scheduler_.now();
-    for (const auto& [id, room] : rooms_) {
+    for (const auto& [id, room] : rooms_.all()) {
         for (const auto& [user, expires] : room.extras().reservations) {
             // Expiry timers run on time; a little slack covers the loop's own delay.
             stale += expires + Duration(100) < now ? 1 : 0;
@@ -74,11 +64,11 @@ std::size_t TicketService::stale_reservations() const {
 
 void TicketService::expire_reservations(const TicketId& room_id) {
     auto room = rooms_.find(room_id);
-    if (room == rooms_.end()) {
+    if (room == nullptr) {
         return;
     }
     const Time now = scheduler_.now();
-    std::erase_if(room->second.edit_extras().reservations,
+    std::erase_if(room->edit_extras().reservations,
                   [now](const auto& entry) { return entry.second <= now; });
 }
 
@@ -116,32 +106,32 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         return JoinReplyMessage{true, {}};  // a retry of a join already accepted
     }
     auto found = rooms_.find(join.room_id);
-    if (found == rooms_.end()) {
+    if (found == nullptr) {
         return refuse({"room not found"});
     }
-    if (found->second.state == RoomState::searching && join.from_search) {
-        yield_to_crossed_join(found->second, join);
+    if (found->state == RoomState::searching && join.from_search) {
+        yield_to_crossed_join(*found, join);
     }
-    if (auto refusal = seat_refusal(found->second, join)) {
+    if (auto refusal = seat_refusal(*found, join)) {
         return refuse(std::move(*refusal));
     }
-    const Callbacks* handlers = callbacks(found->second.type);
-    const TicketId room_id = found->second.id;
+    const Callbacks* handlers = callbacks(found->type);
+    const TicketId room_id = found->id;
     if (handlers != nullptr && handlers->allow_match_if) {
-        const Room& room = found->second;
+        const Room& room = *found;
         TicketProperties properties{owner_holder(room), {{join.party.front()->id, join.holder}}};
         if (!handlers->allow_match_if(properties, local_user(room.owner),
                                       join.party.front().get())) {
             return refuse({"the owner's rules do not allow this match", false});
         }
         found = rooms_.find(room_id);  // the callback may have changed anything
-        if (found == rooms_.end() || (found->second.state != RoomState::waiting &&
-                                      found->second.state != RoomState::backfill)) {
+        if (found == nullptr ||
+            (found->state != RoomState::waiting && found->state != RoomState::backfill)) {
             return refuse({"the room closed"});
         }
     }
-    seat(found->second, join);
-    if (found->second.state == RoomState::backfill) {
+    seat(*found, join);
+    if (found->state == RoomState::backfill) {
         complete_late_joiner(room_id, join);
     } else {
         after_join(room_id, join);
@@ -195,11 +185,11 @@ void TicketService::seat(Room& room, const JoinMessage& join) {
         }
     }
     if (auto ticket = tickets_.find(room.live_ticket);
-        ticket != tickets_.end() && room.state != RoomState::backfill) {
-        const auto extension = ticket->second.params.timeout_extension_on_match_join;
+        ticket != nullptr && room.state != RoomState::backfill) {
+        const auto extension = ticket->params.timeout_extension_on_match_join;
         if (extension.count() > 0) {
-            ticket->second.deadline += extension;
-            arm(ticket->second);
+            ticket->deadline += extension;
+            arm(*ticket);
         }
     }
 }
@@ -215,16 +205,15 @@ void TicketService::complete_late_joiner(const TicketId& room_id, const JoinMess
             handlers->on_ticket_complete(room.extras().ticket_properties, local_user(room.owner));
     }
     auto again = rooms_.find(room_id);  // the callback may have changed anything
-    if (again == rooms_.end()) {
+    if (again == nullptr) {
         return;
     }
-    for (const Member& member : again->second.members) {
+    for (const Member& member : again->members) {
         if (member.ticket_id == join.ticket_id) {
-            push_to_member(again->second, member, WireKind::success, push_ver, push_success,
-                           message);
+            push_to_member(*again, member, WireKind::success, push_ver, push_success, message);
         }
     }
-    if (again->second.members.size() >= again->second.max_members) {
+    if (again->members.size() >= again->max_members) {
         end_ticket(live, PushKind::timeout);
     }
 }
@@ -247,8 +236,8 @@ void TicketService::after_join(const TicketId& room_id, const JoinMessage& join)
         if (handlers->member_joined_announce) {
             auto announcement =
                 handlers->member_joined_announce(view, joined, local_user(owner_id), members);
-            if (auto again = rooms_.find(room_id); again != rooms_.end()) {
-                announce(again->second, announcement);
+            if (auto again = rooms_.find(room_id); again != nullptr) {
+                announce(*again, announcement);
             }
         }
         if (handlers->on_ticket_match &&
@@ -257,7 +246,7 @@ void TicketService::after_join(const TicketId& room_id, const JoinMessage& join)
         }
     }
     if (auto again = rooms_.find(room_id);
-        complete && again != rooms_.end() && again->second.live_ticket == live) {
+        complete && again != nullptr && again->live_ticket == live) {
         end_ticket(live, PushKind::success);
     }
 }
@@ -269,14 +258,13 @@ void TicketService::after_join(const TicketId& room_id, const JoinMessage& join)
 // joined this room and is gone.
 void TicketService::yield_to_crossed_join(Room& room, const JoinMessage& join) {
     auto ticket = tickets_.find(room.live_ticket);
-    if (ticket == tickets_.end() || !ticket->second.looking || !ticket->second.joining ||
-        ticket->second.joining->room_id != join.ticket_id ||
-        !(room.id.str() < join.ticket_id.str())) {
+    if (ticket == nullptr || !ticket->looking || !ticket->joining ||
+        ticket->joining->room_id != join.ticket_id || !(room.id.str() < join.ticket_id.str())) {
         return;
     }
     MM_ASSERT(room.state == RoomState::searching);
-    ticket->second.joining.reset();
-    ticket->second.looking = false;
+    ticket->joining.reset();
+    ticket->looking = false;
     room.state = RoomState::waiting;
 }
 
@@ -290,36 +278,29 @@ void TicketService::complete_room(Room& room) {
         message =
             handlers->on_ticket_complete(room.extras().ticket_properties, local_user(room.owner));
     }
-    if (auto again = rooms_.find(room_id); again != rooms_.end()) {
-        push_to_members(again->second, WireKind::success, push_ver, push_success, message);
+    if (auto again = rooms_.find(room_id); again != nullptr) {
+        push_to_members(*again, WireKind::success, push_ver, push_success, message);
     }
 }
 
 void TicketService::close_room(const TicketId& room_id, PushKind outcome) {
     auto found = rooms_.find(room_id);
-    if (found == rooms_.end()) {
+    if (found == nullptr) {
         return;
     }
     const bool timeout = outcome == PushKind::timeout;
-    push_to_members(found->second, timeout ? WireKind::timeout : WireKind::cancel, push_ver,
+    push_to_members(*found, timeout ? WireKind::timeout : WireKind::cancel, push_ver,
                     timeout ? push_timeout : push_cancel, {});
     delete_room(room_id);
 }
 
-void TicketService::delete_room(const TicketId& room_id) {
+void TicketService::delete_room(TicketId room_id) {
     auto found = rooms_.find(room_id);
-    if (found == rooms_.end()) {
+    if (found == nullptr) {
         return;
     }
-    Room room = std::move(found->second);
-    rooms_.erase(found);
-    if (auto by_owner = by_owner_.find({room.owner, room.type});
-        by_owner != by_owner_.end() && by_owner->second.room == room_id) {
-        by_owner->second.room = {};
-        if (by_owner->second.ticket.empty()) {
-            by_owner_.erase(by_owner);
-        }
-    }
+    Room room = std::move(*found);
+    rooms_.erase(room_id, room.owner, room.type);
     if (room.state == RoomState::completed || room.state == RoomState::backfill) {
         // Members of a completed room are free to start again.
         push_to_members(room, WireKind::room_closed, 0, 0, {});
@@ -376,8 +357,8 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
     }
     if (announce_leave && handlers != nullptr && handlers->member_leave_announce) {
         auto announcement = handlers->member_leave_announce(view, left, local_user(owner), members);
-        if (auto again = rooms_.find(room_id); again != rooms_.end()) {
-            announce(again->second, announcement);
+        if (auto again = rooms_.find(room_id); again != nullptr) {
+            announce(*again, announcement);
         }
     }
     return true;

@@ -70,7 +70,7 @@ TicketService::~TicketService() {
     *alive_ = false;
     scheduler_.cancel(sweep_timer_);
     scheduler_.cancel(announce_timer_);
-    for (auto& [id, ticket] : tickets_) {
+    for (const auto& [id, ticket] : tickets_.all()) {
         scheduler_.cancel(ticket.timer);
     }
 }
@@ -133,7 +133,7 @@ bool TicketService::set_user_data(const UserId& user, const matching::ValueMap& 
 
 std::size_t TicketService::ticket_count(TicketPhase phase) const {
     return static_cast<std::size_t>(
-        std::count_if(tickets_.begin(), tickets_.end(),
+        std::count_if(tickets_.all().begin(), tickets_.all().end(),
                       [phase](const auto& entry) { return entry.second.phase == phase; }));
 }
 
@@ -164,7 +164,7 @@ void TicketService::disconnect_user(const UserId& user) {
     }
     for (TicketType type : participations_.types_of(user)) {
         if (owned(type, user) != nullptr) {
-            end_ticket(by_owner_.at({user, type}).ticket, PushKind::cancel);
+            end_ticket(owned(type, user)->id, PushKind::cancel);
         }
         if (participations_.contains(user, type)) {
             leave_room_of(user, type, [](Result<void>) {});
@@ -285,7 +285,7 @@ Result<void> TicketService::cancel_ticket(TicketType type, const UserId& owner) 
 
 std::size_t TicketService::cancel_all_tickets() {
     std::vector<TicketId> ids;
-    for (const auto& [id, ticket] : tickets_) {
+    for (const auto& [id, ticket] : tickets_.all()) {
         ids.push_back(id);
     }
     for (const TicketId& id : ids) {
@@ -370,10 +370,10 @@ Result<void> TicketService::ticket_broadcast(TicketType type, const UserId& user
         return {};
     }
     auto room = rooms_.find(where.room_id);
-    if (room == rooms_.end()) {
+    if (room == nullptr) {
         return fail(Errc::room_not_found, "the room no longer exists");
     }
-    push_to_members(room->second, WireKind::broadcast, ver, cmd, message);
+    push_to_members(*room, WireKind::broadcast, ver, cmd, message);
     return {};
 }
 
@@ -417,8 +417,7 @@ Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId&
     ticket.backfill = true;
     const TicketId id = ticket.id;
     room->live_ticket = id;
-    OwnedTicket& stored = tickets_.emplace(id, std::move(ticket)).first->second;
-    by_owner_[{owner, type}].ticket = id;
+    OwnedTicket& stored = tickets_.add(id, owner, type, std::move(ticket));
     start_waiting(stored);
     return {};
 }
@@ -717,11 +716,11 @@ void TicketService::on_leave(const NodeId&, mesh::PayloadView payload, mesh::Res
     }
     auto room = rooms_.find(leave->room_id);
     bool left = false;
-    if (room != rooms_.end()) {
-        auto member = std::find_if(room->second.members.begin(), room->second.members.end(),
+    if (room != nullptr) {
+        auto member = std::find_if(room->members.begin(), room->members.end(),
                                    [&](const Member& m) { return m.user->id == leave->user; });
-        if (member != room->second.members.end()) {
-            left = remove_party(room->second, TicketId(member->ticket_id), PushKind::cancel, true);
+        if (member != room->members.end()) {
+            left = remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
         }
     }
     responder.reply(encode_leave_reply(left));
@@ -735,11 +734,11 @@ void TicketService::on_broadcast(const NodeId&, mesh::PayloadView payload,
         return;
     }
     auto room = rooms_.find(broadcast->room_id);
-    const bool member = room != rooms_.end() &&
-                        std::any_of(room->second.members.begin(), room->second.members.end(),
+    const bool member = room != nullptr &&
+                        std::any_of(room->members.begin(), room->members.end(),
                                     [&](const Member& m) { return m.user->id == broadcast->user; });
     if (member) {
-        push_to_members(room->second, WireKind::broadcast, broadcast->ver, broadcast->cmd,
+        push_to_members(*room, WireKind::broadcast, broadcast->ver, broadcast->cmd,
                         broadcast->message);
     }
     responder.reply(encode(AckMessage{member, member ? "" : "not a member of that room"}));

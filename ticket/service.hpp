@@ -24,6 +24,7 @@
 #include "matching/service.hpp"
 #include "mesh/network.hpp"
 #include "mesh/scheduler.hpp"
+#include "ticket/by_owner.hpp"
 #include "ticket/callbacks.hpp"
 #include "ticket/courier.hpp"
 #include "ticket/local_users.hpp"
@@ -165,7 +166,7 @@ public:
     [[nodiscard]] std::size_t participation_count() const { return participations_.size(); }
     // Everything held only for a while; zero once all of it has expired.
     [[nodiscard]] std::size_t remembered_count() const { return recall_.size(); }
-    [[nodiscard]] const std::map<TicketId, Room>& rooms() const { return rooms_; }
+    [[nodiscard]] const std::map<TicketId, Room>& rooms() const { return rooms_.all(); }
     [[nodiscard]] const Courier& courier() const { return courier_; }
     // Reservations past their expiry still held (should be none: they are freed on time).
     [[nodiscard]] std::size_t stale_reservations() const;
@@ -202,7 +203,8 @@ private:
     void refresh_items(const TicketId& id);
     void remove_items(const OwnedTicket& ticket);
     void on_deadline(const TicketId& id);
-    void end_ticket(const TicketId& id, PushKind outcome);
+    // By value: callers may name the ticket's own ID, which ending it frees.
+    void end_ticket(TicketId id, PushKind outcome);
     void finish_ticket(OwnedTicket& ticket);
     [[nodiscard]] OwnedTicket* owned(TicketType type, const UserId& owner);
     [[nodiscard]] const OwnedTicket* owned(TicketType type, const UserId& owner) const;
@@ -229,7 +231,8 @@ private:
     void after_join(const TicketId& room_id, const JoinMessage& join);
     void complete_room(Room& room);
     void close_room(const TicketId& room_id, PushKind outcome);
-    void delete_room(const TicketId& room_id);
+    // By value: callers may name the room's own ID, which deleting it frees.
+    void delete_room(TicketId room_id);
     bool remove_party(Room& room, const TicketId& party, PushKind push, bool announce);
     [[nodiscard]] std::size_t seats_taken(const Room& room, Time now) const;
     void expire_reservations(const TicketId& room_id);
@@ -286,16 +289,10 @@ private:
     TicketServiceOptions options_;
     Courier courier_;
     std::map<TicketType, Callbacks> callbacks_;
-    LocalUsers users_;                         // connected here
-    std::map<TicketId, OwnedTicket> tickets_;  // owned here, in progress
-    std::map<TicketId, Room> rooms_;           // held here, by ID (the owner's ticket ID)
-    // Per owner and ticket type: its ticket in progress and its room, each empty when none.
-    struct OwnerEntry {
-        TicketId ticket;
-        TicketId room;
-    };
-    std::map<Key, OwnerEntry> by_owner_;
-    Recall recall_;  // joined tickets, accepted joins, delivered pushes, for a while
+    LocalUsers users_;              // connected here
+    ByOwner<OwnedTicket> tickets_;  // owned here, in progress
+    ByOwner<Room> rooms_;           // held here, by ID (the owner's ticket ID)
+    Recall recall_;                 // joined tickets, accepted joins, delivered pushes, for a while
     Participations participations_;  // of users connected here
     std::set<Key> starting_;         // owners whose party is being claimed
     // One copy of each set of names that tickets use; the sweep drops those no ticket holds.

@@ -1,7 +1,8 @@
-// The ticket service's small state owners: what it recalls for a while, its local users, and
-// their participations.
+// The ticket service's state owners: what it recalls for a while, its local users, their
+// participations, and records by ID with each owner's current one.
 #include <doctest/doctest.h>
 
+#include "ticket/by_owner.hpp"
 #include "ticket/local_users.hpp"
 #include "ticket/participations.hpp"
 #include "ticket/recall.hpp"
@@ -102,4 +103,26 @@ TEST_CASE("ticket/participations: one per user and type; ended only by the ticke
     participations.erase(UserId("ann"), 2);
     CHECK(participations.types_of(UserId("ann")).empty());
     CHECK(participations.size() == 1);
+}
+
+TEST_CASE(
+    "ticket/by-owner: each owner's current record per type; a retired one stays until erased") {
+    ByOwner<int> records;
+    const UserId ann("ann");
+    records.add(TicketId("r1"), ann, 1, 10);
+    records.add(TicketId("r2"), ann, 2, 20);
+    REQUIRE(records.of_owner(ann, 1) != nullptr);
+    CHECK(*records.of_owner(ann, 1) == 10);
+    CHECK(records.of_owner(UserId("bob"), 1) == nullptr);
+
+    records.retire(TicketId("r1"), ann, 1);
+    CHECK(records.of_owner(ann, 1) == nullptr);
+    CHECK(records.contains(TicketId("r1")));  // a room that outlives its ticket
+    records.add(TicketId("r3"), ann, 1, 30);  // the owner starts again
+    records.erase(TicketId("r1"), ann, 1);    // the old one goes; the new one stays current
+    CHECK(*records.of_owner(ann, 1) == 30);
+    CHECK(records.size() == 2);
+    records.erase(TicketId("r3"), ann, 1);
+    CHECK(records.of_owner(ann, 1) == nullptr);
+    CHECK(records.all().size() == 1);
 }
