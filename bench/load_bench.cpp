@@ -26,8 +26,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <expected>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <thread>
@@ -268,6 +268,51 @@ std::string read_line(const std::string& path) {
     return line;
 }
 
+// What the players are: how many arrive, of which types and parties, with which ratings.
+void add_arrival_options(CLI::App& app, Options& options, std::vector<std::string>& types,
+                         std::vector<std::string>& parties) {
+    app.add_option("--rate", options.shape.rate, "parties arriving per second")
+        ->check(CLI::Range(0.1, 1000000.0));
+    app.add_option("--duration", options.shape.duration, "seconds of arrivals")
+        ->check(CLI::Range(0.1, 86400.0));
+    app.add_option("--type", types, "ticket type and its share, type=weight (repeat)");
+    app.add_option(
+        "--party", parties,
+        "party size and its share, [type:]size=weight (repeat; without a type: all types)");
+    app.add_option("--rating-mean", options.shape.rating_mean, "mean of the players' ratings");
+    app.add_option("--rating-sd", options.shape.rating_sd, "standard deviation of the ratings")
+        ->check(CLI::Range(0.0, 1e6));
+    app.add_option("--seed", options.shape.seed, "random seed of the arrivals");
+    app.add_option("--trace", options.trace_in,
+                   "replay these arrivals (JSON lines) instead of generating");
+    app.add_option("--trace-out", options.trace_out, "save the arrivals (JSON lines)");
+    app.add_option("--value-name", options.value_name, "the player value the rating is sent as");
+}
+
+// What the options say together, and the files they name; throws CLI's errors.
+void check_options(Options& options, const std::vector<std::string>& types,
+                   const std::vector<std::string>& parties, const std::string& secret_file,
+                   std::map<int, config::TicketTypeConfig>& ticket_types) {
+    parse_mixes(options, types, parties);
+    if (!secret_file.empty()) {
+        options.token_secret = read_line(secret_file);
+    }
+    if (options.backend == "cluster" && options.nodes.empty()) {
+        throw CLI::ValidationError("--nodes is required with the cluster backend");
+    }
+    if (options.backend != "cluster" && options.config_path.empty()) {
+        throw CLI::ValidationError(
+            "--config (the ticket types to apply) is required with this backend");
+    }
+    if (!options.config_path.empty()) {
+        auto loaded = config::load_file(options.config_path);
+        if (!loaded) {
+            throw CLI::ValidationError(loaded.error().message);
+        }
+        ticket_types = loaded->ticket_types;
+    }
+}
+
 // The command line, checked; an exit code when the program should stop (help, or an error).
 std::optional<int> parse_options(int argc, char** argv, Options& options,
                                  std::map<int, config::TicketTypeConfig>& ticket_types) {
@@ -288,22 +333,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options,
         ->check(CLI::Range(1, 64));
     app.add_option("--config", options.config_path,
                    "the cluster's config: its ticket types drive the ideal matcher");
-    app.add_option("--rate", options.shape.rate, "parties arriving per second")
-        ->check(CLI::Range(0.1, 1000000.0));
-    app.add_option("--duration", options.shape.duration, "seconds of arrivals")
-        ->check(CLI::Range(0.1, 86400.0));
-    app.add_option("--type", types, "ticket type and its share, type=weight (repeat)");
-    app.add_option(
-        "--party", parties,
-        "party size and its share, [type:]size=weight (repeat; without a type: all types)");
-    app.add_option("--rating-mean", options.shape.rating_mean, "mean of the players' ratings");
-    app.add_option("--rating-sd", options.shape.rating_sd, "standard deviation of the ratings")
-        ->check(CLI::Range(0.0, 1e6));
-    app.add_option("--seed", options.shape.seed, "random seed of the arrivals");
-    app.add_option("--trace", options.trace_in,
-                   "replay these arrivals (JSON lines) instead of generating");
-    app.add_option("--trace-out", options.trace_out, "save the arrivals (JSON lines)");
-    app.add_option("--value-name", options.value_name, "the player value the rating is sent as");
+    add_arrival_options(app, options, types, parties);
     app.add_option("--grace", options.grace, "seconds tickets may take after the last arrival");
     app.add_option("--retry-patience", options.retry_patience,
                    "seconds a player refused as overloaded keeps trying (after each hint)")
@@ -320,24 +350,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options,
     app.add_flag("--quiet", options.quiet, "no progress lines");
     try {
         app.parse(argc, argv);
-        parse_mixes(options, types, parties);
-        if (!secret_file.empty()) {
-            options.token_secret = read_line(secret_file);
-        }
-        if (options.backend == "cluster" && options.nodes.empty()) {
-            throw CLI::ValidationError("--nodes is required with the cluster backend");
-        }
-        if (options.backend != "cluster" && options.config_path.empty()) {
-            throw CLI::ValidationError(
-                "--config (the ticket types to apply) is required with this backend");
-        }
-        if (!options.config_path.empty()) {
-            auto loaded = config::load_file(options.config_path);
-            if (!loaded) {
-                throw CLI::ValidationError(loaded.error().message);
-            }
-            ticket_types = loaded->ticket_types;
-        }
+        check_options(options, types, parties, secret_file, ticket_types);
     } catch (const CLI::ParseError& error) {
         return app.exit(error) == 0 ? 0 : 2;
     }
