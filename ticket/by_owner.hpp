@@ -44,10 +44,6 @@ public:
         auto found = current_.find({owner, type});
         return found == current_.end() ? nullptr : find(found->second);
     }
-    [[nodiscard]] const TicketId* current_id(const UserId& owner, TicketType type) const {
-        auto found = current_.find({owner, type});
-        return found == current_.end() ? nullptr : &found->second;
-    }
 
     // Adds a record, its owner's current one of this type.
     T& add(const TicketId& id, const UserId& owner, TicketType type, T record) {
