@@ -133,7 +133,8 @@ void add_overload_phases(const fs::path& dir, json& summary) {
                   {"lost", report["unfinished"]},
                   {"accepted_fill_rate", report["fill_rate"]},
                   {"ideal_fill_rate", ideal.value("fill_rate", json())},
-                  {"accepted_ttm_p99_ms", report["ttm_ms"]["p99"]},
+                  {"accepted_ttm_p99_ms",
+                   report.value("accepted_ttm_ms", report["ttm_ms"])["p99"]},
                   {"goodput_per_s", report["goodput_per_s"]},
                   {"arrivals_per_s", report.value("arrivals_per_s", json())}};
         if (std::string(phase) == "overload_2x" && summary.contains("matchmesh") &&

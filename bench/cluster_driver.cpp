@@ -382,6 +382,7 @@ asio::awaitable<Driver::Start> Driver::start_ticket(Party& party) {
             hang_up(party);
             co_return Start::refused;
         }
+        record.accepted_s = std::chrono::duration<double>(party.sent - began_).count();
         co_return Start::accepted;
     }
 }
@@ -400,8 +401,8 @@ asio::awaitable<void> Driver::await_end(Party& party) {
             continue;
         }
         const Clock::time_point ended = Clock::now();
-        record.ttm_ms = std::chrono::duration<double, std::milli>(ended - party.sent).count();
         record.ended_s = std::chrono::duration<double>(ended - began_).count();
+        record.ttm_ms = (record.ended_s - party.arrival.at) * 1000;
         record.room = push->room_id;
         record.outcome = push->kind == ticket::PushKind::success   ? Outcome::matched
                          : push->kind == ticket::PushKind::timeout ? Outcome::timed_out
@@ -496,7 +497,8 @@ namespace {
 nlohmann::json record_json(const TicketRecord& record) {
     return {{"arrived", record.arrived},  {"type", record.type},
             {"party", record.party_size}, {"started_s", record.started_s},
-            {"ttm_ms", record.ttm_ms},    {"ended_s", record.ended_s},
+            {"ttm_ms", record.ttm_ms},    {"accepted_s", record.accepted_s},
+            {"ended_s", record.ended_s},
             {"retries", record.retries},  {"outcome", static_cast<int>(record.outcome)},
             {"room", record.room},        {"refusal", record.refusal}};
 }
@@ -508,6 +510,7 @@ TicketRecord record_of(const nlohmann::json& json) {
     record.party_size = json.at("party").get<int>();
     record.started_s = json.at("started_s").get<double>();
     record.ttm_ms = json.at("ttm_ms").get<double>();
+    record.accepted_s = json.at("accepted_s").get<double>();
     record.ended_s = json.at("ended_s").get<double>();
     record.retries = json.at("retries").get<int>();
     record.outcome = static_cast<Outcome>(json.at("outcome").get<int>());

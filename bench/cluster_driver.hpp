@@ -1,7 +1,10 @@
 #pragma once
 // Plays an arrival trace against a running cluster over the client protocol: one connection per
 // player, hello, the owner's startTicket naming its party, and the pushes until the ticket ends.
-// Each record's time to match runs from sending the start to the terminal push (220/219/222).
+// Each record's time to match runs from the player's arrival (when the trace has it set out to
+// connect) to the terminal push (220/219/222), as the other backends measure it: a connection
+// the node is slow to take, or a refusal and its wait, is part of the player's wait. The record
+// also keeps when the accepted start was sent, for the time to match of accepted tickets.
 
 #include <string>
 #include <vector>

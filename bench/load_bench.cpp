@@ -149,7 +149,7 @@ std::vector<Arrival> accepted_arrivals(const std::vector<Arrival>& arrivals,
             continue;
         }
         Arrival arrival = arrivals[i];
-        arrival.at = record.ended_s > 0 ? record.ended_s - record.ttm_ms / 1000 : record.started_s;
+        arrival.at = record.accepted_s > 0 ? record.accepted_s : record.started_s;
         accepted.push_back(std::move(arrival));
     }
     std::sort(accepted.begin(), accepted.end(),

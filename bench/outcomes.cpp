@@ -21,9 +21,18 @@ double round1(double value) {
     return std::round(value * 10) / 10;
 }
 
+nlohmann::json percentiles(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return {{"p50", round1(percentile(values, 0.50))},
+            {"p90", round1(percentile(values, 0.90))},
+            {"p99", round1(percentile(values, 0.99))},
+            {"max", round1(values.empty() ? 0.0 : values.back())}};
+}
+
 nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, double window_s) {
     std::map<Outcome, std::size_t> counts;
     std::vector<double> ttm;
+    std::vector<double> accepted_ttm;  // from the start the cluster accepted
     std::set<std::string> rooms;
     std::size_t started = 0;
     std::size_t retries = 0;
@@ -45,6 +54,9 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
         ++started;
         if (record->outcome == Outcome::matched) {
             ttm.push_back(record->ttm_ms);
+            if (record->accepted_s > 0) {
+                accepted_ttm.push_back((record->ended_s - record->accepted_s) * 1000);
+            }
             rooms.insert(record->room);
             // Backends that measure no end of their own: the start plus the time to match.
             const double at =
@@ -60,7 +72,6 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
     const auto matched_while_arriving = static_cast<double>(
         std::count_if(matched_at.begin(), matched_at.end(),
                       [&](const auto& room) { return room.second <= last_arrival_s; }));
-    std::sort(ttm.begin(), ttm.end());
     const double fill =
         started == 0 ? 0.0
                      : static_cast<double>(counts[Outcome::matched]) / static_cast<double>(started);
@@ -81,11 +92,10 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
          arrival_span_s <= 0 ? 0.0 : round1(matched_while_arriving / arrival_span_s)},
         {"retries", retries},
         {"players_retried", players_retried},
-        {"ttm_ms",
-         {{"p50", round1(percentile(ttm, 0.50))},
-          {"p90", round1(percentile(ttm, 0.90))},
-          {"p99", round1(percentile(ttm, 0.99))},
-          {"max", round1(ttm.empty() ? 0.0 : ttm.back())}}}};
+        {"ttm_ms", percentiles(std::move(ttm))}};
+    if (!accepted_ttm.empty()) {
+        result["accepted_ttm_ms"] = percentiles(std::move(accepted_ttm));
+    }
     if (!refusals.empty()) {
         result["refusals"] = refusals;
     }

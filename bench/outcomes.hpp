@@ -17,7 +17,8 @@ struct TicketRecord {
     int type = 0;
     int party_size = 1;
     double started_s = 0;  // since the run began: its first try
-    double ttm_ms = 0;     // from the start the cluster accepted to its terminal result
+    double ttm_ms = 0;     // from its arrival (when it was due) to its terminal result
+    double accepted_s = 0; // since the run began: the start the cluster accepted (cluster only)
     double ended_s = 0;    // since the run began: its terminal result
     int retries = 0;       // starts refused as overloaded before one was accepted (or it gave up)
     Outcome outcome = Outcome::unfinished;
@@ -30,8 +31,10 @@ struct TicketRecord {
 // matches_per_s (over `window_s`), arrivals_per_s (players' first tries per second, as the
 // generator managed to make them), goodput_per_s (matches made between the first and the last
 // arrival, per second of that span), retries (refusals as overloaded that were tried again),
-// players_retried, ttm_ms {p50, p90, p99, max} of matched tickets; by_type holds the same per
-// ticket type.
+// players_retried, ttm_ms {p50, p90, p99, max} of matched tickets, from their arrival (a wait to
+// be accepted, or a connection the node was slow to take, is part of a player's wait), and where
+// the backend tells when a start was accepted, accepted_ttm_ms the same from that start; by_type
+// holds the same per ticket type.
 [[nodiscard]] nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s);
 
 }  // namespace matchmesh::bench
