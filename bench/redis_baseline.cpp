@@ -399,6 +399,7 @@ void on_notification(RunState& run, const redisReply& reply, double now_ms) {
         }
         TicketRecord& record = run.records[index];
         record.outcome = matched ? Outcome::matched : Outcome::timed_out;
+        record.ended_s = now_ms / 1000.0;  // on the arrivals' clock, like the cluster's records
         record.ttm_ms = now_ms - run.arrivals[index].at * 1000.0;
         record.room = matched ? message.value("room", "") : "";
         ++run.finished;
