@@ -110,7 +110,7 @@ struct BenchNode {
                                     "HTTP", 1};
         core = std::make_unique<mesh::MeshCore>(self, mesh::MeshOptions{}, scheduler, *transport);
         matching::ServiceOptions service;
-        service.distribution_rate = 50;
+        service.replicas.distribution_rate = 50;
         matching = std::make_unique<matching::MatchingService>(*core, scheduler, service);
         (void)matching->profiles().define("Bench", {{"rank", 1}});
         core->start();

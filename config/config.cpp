@@ -27,11 +27,15 @@ std::string read_name(const std::string& name, const std::string& path) {
 }
 
 MatchingConfig parse_matching(const nlohmann::json& section, const std::string& path) {
-    expect_object(section, path, {"distributionRate", "targetNodeType", "profiles"});
+    expect_object(section, path, {"distributionRate", "maxReplicas", "targetNodeType", "profiles"});
     MatchingConfig matching;
     if (section.contains("distributionRate")) {
         matching.distribution_rate = static_cast<int>(read_integer(
             section["distributionRate"], child_path(path, "distributionRate"), 1, 100));
+    }
+    if (section.contains("maxReplicas")) {
+        matching.replicas_max = static_cast<int>(
+            read_integer(section["maxReplicas"], child_path(path, "maxReplicas"), 1, 1000));
     }
     if (section.contains("targetNodeType")) {
         matching.target_node_type = read_string(

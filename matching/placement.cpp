@@ -8,15 +8,17 @@
 
 namespace matchmesh::matching {
 
-std::size_t replica_count(std::size_t candidates, int distribution_rate) {
-    MM_ASSERT(distribution_rate >= 1 && distribution_rate <= 100);
-    const std::size_t scaled = candidates * static_cast<std::size_t>(distribution_rate);
-    return std::max<std::size_t>(1, (scaled + 99) / 100);
+std::size_t replica_count(std::size_t candidates, ReplicaRule rule) {
+    MM_ASSERT(rule.distribution_rate >= 1 && rule.distribution_rate <= 100);
+    MM_ASSERT(rule.replicas_max >= 1);
+    const std::size_t scaled = candidates * static_cast<std::size_t>(rule.distribution_rate);
+    return std::clamp<std::size_t>((scaled + 99) / 100, 1, rule.replicas_max);
 }
 
-Placement::Placement(std::string target_node_type, int distribution_rate)
-    : target_node_type_(std::move(target_node_type)), distribution_rate_(distribution_rate) {
-    MM_ASSERT(distribution_rate_ >= 1 && distribution_rate_ <= 100);
+Placement::Placement(std::string target_node_type, ReplicaRule rule)
+    : target_node_type_(std::move(target_node_type)), rule_(rule) {
+    MM_ASSERT(rule_.distribution_rate >= 1 && rule_.distribution_rate <= 100);
+    MM_ASSERT(rule_.replicas_max >= 1);
 }
 
 void Placement::update(std::span<const mesh::MemberInfo> live_members) {
@@ -35,7 +37,7 @@ void Placement::update(std::span<const mesh::MemberInfo> live_members) {
 
 std::size_t Placement::replica_count() const {
     return candidates_.empty() ? 0
-                               : matching::replica_count(candidates_.size(), distribution_rate_);
+                               : matching::replica_count(candidates_.size(), rule_);
 }
 
 void Placement::replicas(std::uint64_t key_hash, std::vector<NodeId>& out) const {

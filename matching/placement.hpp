@@ -12,12 +12,21 @@
 
 namespace matchmesh::matching {
 
-// R = max(1, ceil(candidates * rate / 100)).
-[[nodiscard]] std::size_t replica_count(std::size_t candidates, int distribution_rate);
+// How many nodes hold each key: a share of the candidates (`distribution_rate` percent), at least
+// one and at most `replicas_max`. Since a search finds every live item whatever the replica count,
+// replicas only buy tolerance of failures: the cap keeps a key's cost, and so each add's, from
+// growing with the cluster.
+struct ReplicaRule {
+    int distribution_rate = 30;    // 1..100
+    std::size_t replicas_max = 3;  // at least 1
+};
+
+// R = clamp(ceil(candidates * rate / 100), 1, replicas_max).
+[[nodiscard]] std::size_t replica_count(std::size_t candidates, ReplicaRule rule);
 
 class Placement {
 public:
-    Placement(std::string target_node_type, int distribution_rate);
+    Placement(std::string target_node_type, ReplicaRule rule);
 
     // Recomputes the candidates from a membership (call after each membership change).
     void update(std::span<const mesh::MemberInfo> live_members);
@@ -31,7 +40,7 @@ public:
 
 private:
     std::string target_node_type_;
-    int distribution_rate_;
+    ReplicaRule rule_;
     std::vector<NodeId> candidates_;        // sorted by ID
     std::vector<std::uint64_t> id_hashes_;  // XXH3 of each candidate's ID
 };

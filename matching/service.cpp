@@ -48,7 +48,7 @@ MatchingService::MatchingService(mesh::Network& network, mesh::Scheduler& schedu
     : network_(network),
       scheduler_(scheduler),
       options_(std::move(options)),
-      placement_(options_.target_node_type, options_.distribution_rate) {
+      placement_(options_.target_node_type, options_.replicas) {
     placement_.update(network_.live_members());
     network_.on_one_way(wire::SERVICE, wire::METHOD_ADD,
                         [this, alive = alive_](const NodeId& from, mesh::PayloadView payload) {

@@ -30,7 +30,7 @@ namespace matchmesh::matching {
 
 struct ServiceOptions {
     std::string target_node_type = "HTTP";
-    int distribution_rate = 30;
+    ReplicaRule replicas;
     Duration search_timeout{500};   // per node asked; a failed node's keys go to the next replica
     Duration sweep_interval{1000};  // how often expired items and bookkeeping are freed
     std::function<void(const std::string&)> on_warning;

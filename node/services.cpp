@@ -10,7 +10,8 @@ std::expected<std::unique_ptr<NodeServices>, std::string> NodeServices::create(
     std::unique_ptr<NodeServices> services(new NodeServices());
     matching::ServiceOptions store_options;
     store_options.target_node_type = config.matching.target_node_type;
-    store_options.distribution_rate = config.matching.distribution_rate;
+    store_options.replicas = {config.matching.distribution_rate,
+                              static_cast<std::size_t>(config.matching.replicas_max)};
     store_options.search_timeout = Duration(config.cluster.request_timeout_ms);
     store_options.on_warning = std::move(hooks.on_store_warning);
     services->store_ =

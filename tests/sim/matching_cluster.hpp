@@ -30,11 +30,12 @@ struct MatchingCluster {
     SimWorld& world = sim.world;
 
     MatchingCluster(std::size_t count, int distribution_rate, std::uint64_t seed = 1,
-                    LinkModel links = {})
-        : sim({.nodes = count, .seed = seed, .links = links}, [this,
-                                                               distribution_rate](SimNode& node) {
+                    LinkModel links = {}, std::size_t replicas_max = ReplicaRule{}.replicas_max)
+        : sim({.nodes = count, .seed = seed, .links = links}, [this, distribution_rate,
+                                                               replicas_max](SimNode& node) {
               ServiceOptions options;
-              options.distribution_rate = distribution_rate;
+              options.replicas.distribution_rate = distribution_rate;
+              options.replicas.replicas_max = replicas_max;
               options.search_timeout = Duration(200);
               options.on_warning = [this](const std::string& text) { warnings.push_back(text); };
               auto service =

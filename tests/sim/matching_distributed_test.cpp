@@ -162,6 +162,26 @@ TEST_CASE("matching/distributed: a search asks as few nodes as its keys' replica
     }
 }
 
+TEST_CASE("matching/distributed: a large cluster keeps each item on maxReplicas nodes, all found") {
+    // Proves the cap: at distributionRate 50, 24 nodes would put each key on 12; the default cap
+    // keeps it on 3, and a search from any node still finds every item.
+    MatchingCluster cluster(24, 50, 11, LinkModel{Duration(1), Duration(0), 0.0, false});
+    REQUIRE(cluster.at(0).placement().replica_count() == 3);
+    for (int rank = 0; rank < 400; rank += 10) {
+        REQUIRE(cluster.at(5)
+                    .add("Rank10", "c" + std::to_string(rank), "", {{"rank", rank}}, {}, 60s)
+                    .has_value());
+    }
+    cluster.world.run_for(10ms);
+    CHECK(cluster.stored_from(MatchingCluster::name(5)) == 40 * 3);
+    for (std::size_t from = 0; from < 24; from += 7) {
+        CAPTURE(from);
+        CHECK(cluster.search_rank(from, 0).items.size() == 1);
+        CHECK(cluster.search_rank(from, 390).items.size() == 1);
+    }
+    CHECK(cluster.warnings.empty());
+}
+
 TEST_CASE("matching/distributed: items survive R-1 dead replicas and vanish with all R") {
     MatchingCluster cluster(6, 50, 3, LinkModel{Duration(1), Duration(0), 0.0, false});  // R = 3
     CHECK(cluster.at(0).placement().replica_count() == 3);
@@ -215,7 +235,7 @@ TEST_CASE("matching/distributed: items survive R-1 dead replicas and vanish with
 }
 
 TEST_CASE("matching/distributed: a dead node's items disappear from every node") {
-    MatchingCluster cluster(5, 100, 5, LinkModel{Duration(1), Duration(0), 0.0, false});
+    MatchingCluster cluster(5, 100, 5, LinkModel{Duration(1), Duration(0), 0.0, false}, 5);
     for (int i = 0; i < 20; ++i) {
         REQUIRE(cluster.at(2)
                     .add("Rank10", "x" + std::to_string(i), "", {{"rank", i * 7}}, {}, 60s)
@@ -234,7 +254,7 @@ TEST_CASE("matching/distributed: a dead node's items disappear from every node")
 }
 
 TEST_CASE("matching/distributed: a graceful leave purges at once") {
-    MatchingCluster cluster(4, 100, 6, LinkModel{Duration(1), Duration(0), 0.0, false});
+    MatchingCluster cluster(4, 100, 6, LinkModel{Duration(1), Duration(0), 0.0, false}, 4);
     REQUIRE(cluster.at(1).add("Rank10", "a", "", {{"rank", 5}}, {}, 60s).has_value());
     cluster.world.run_for(10ms);
     CHECK(cluster.stored_from(MatchingCluster::name(1)) == 4);

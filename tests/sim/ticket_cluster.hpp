@@ -105,7 +105,7 @@ struct TicketCluster {
 
     std::unique_ptr<TicketNode> build(SimNode& node) {
         matching::ServiceOptions matching_options;
-        matching_options.distribution_rate = distribution_rate;
+        matching_options.replicas.distribution_rate = distribution_rate;
         matching_options.search_timeout = Duration(200);
         auto built = std::make_unique<TicketNode>();
         built->matching = std::make_unique<matching::MatchingService>(

@@ -37,6 +37,7 @@ TEST_CASE("config: an empty object gives every default") {
     auto loaded = load_string("{}", "test.json");
     REQUIRE(loaded.has_value());
     CHECK(loaded->matching.distribution_rate == 30);
+    CHECK(loaded->matching.replicas_max == 3);
     CHECK(loaded->matching.target_node_type == "HTTP");
     CHECK(loaded->matching.profiles.empty());
 }
@@ -62,6 +63,16 @@ TEST_CASE("config: distributionRate outside 1..100 or not an integer is rejected
     }
     CHECK(load_string(R"({"matching": {"distributionRate": 1}})", "t").has_value());
     CHECK(load_string(R"({"matching": {"distributionRate": 100}})", "t").has_value());
+}
+
+TEST_CASE("config: maxReplicas loads, and outside 1..1000 or not an integer is rejected") {
+    auto loaded = load_string(R"({"matching": {"distributionRate": 100, "maxReplicas": 5}})", "t");
+    REQUIRE(loaded.has_value());
+    CHECK(loaded->matching.replicas_max == 5);
+    for (const char* bad : {"0", "1001", "-1", "2.5", "\"3\"", "false", "null"}) {
+        expect_rejected(std::string(R"({"matching": {"maxReplicas": )") + bad + "}}",
+                        Errc::invalid, "matching.maxReplicas", "1..1000");
+    }
 }
 
 TEST_CASE("config: a bucket width that is not a positive integer is rejected with its path") {

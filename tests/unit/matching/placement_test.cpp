@@ -20,20 +20,42 @@ std::vector<mesh::MemberInfo> members(int count, const std::string& type = "HTTP
     return all;
 }
 
+ReplicaRule rule(int rate, std::size_t replicas_max = 1000) {
+    return ReplicaRule{rate, replicas_max};
+}
+
 }  // namespace
 
-TEST_CASE("matching/placement: R is max(1, ceil(N * rate / 100))") {
-    CHECK(replica_count(1, 30) == 1);
-    CHECK(replica_count(3, 30) == 1);
-    CHECK(replica_count(4, 30) == 2);
-    CHECK(replica_count(10, 30) == 3);
-    CHECK(replica_count(10, 31) == 4);
-    CHECK(replica_count(7, 100) == 7);
-    CHECK(replica_count(20, 1) == 1);
+TEST_CASE("matching/placement: R is max(1, ceil(N * rate / 100)) below the cap") {
+    CHECK(replica_count(1, rule(30)) == 1);
+    CHECK(replica_count(3, rule(30)) == 1);
+    CHECK(replica_count(4, rule(30)) == 2);
+    CHECK(replica_count(10, rule(30)) == 3);
+    CHECK(replica_count(10, rule(31)) == 4);
+    CHECK(replica_count(7, rule(100)) == 7);
+    CHECK(replica_count(20, rule(1)) == 1);
+}
+
+TEST_CASE("matching/placement: R never exceeds maxReplicas, however many nodes there are") {
+    // The default cap: a key costs the same in a cluster of 3 nodes as in one of 1,000.
+    CHECK(replica_count(3, ReplicaRule{50}) == 2);
+    CHECK(replica_count(6, ReplicaRule{50}) == 3);
+    CHECK(replica_count(192, ReplicaRule{50}) == 3);
+    CHECK(replica_count(1000, ReplicaRule{100}) == 3);
+    CHECK(replica_count(1000, rule(100, 1)) == 1);
+    CHECK(replica_count(10, rule(100, 5)) == 5);
+    CHECK(replica_count(4, rule(100, 5)) == 4);  // fewer nodes than the cap: all of them
+
+    Placement placement("HTTP", ReplicaRule{100, 3});
+    placement.update(members(50));
+    std::vector<NodeId> out;
+    placement.replicas(key_hash("k"), out);
+    CHECK(placement.replica_count() == 3);
+    CHECK(out.size() == 3);
 }
 
 TEST_CASE("matching/placement: only members of the target node type hold keys") {
-    Placement placement("HTTP", 100);
+    Placement placement("HTTP", rule(100));
     auto all = members(3);
     all.push_back({NodeId("udp-1"), "", "UDP", 1});
     placement.update(all);
@@ -45,8 +67,8 @@ TEST_CASE("matching/placement: only members of the target node type hold keys") 
 }
 
 TEST_CASE("matching/placement: every node computes the same replicas, whatever the member order") {
-    Placement a("HTTP", 30);
-    Placement b("HTTP", 30);
+    Placement a("HTTP", rule(30));
+    Placement b("HTTP", rule(30));
     auto all = members(10);
     a.update(all);
     std::reverse(all.begin(), all.end());
@@ -63,8 +85,8 @@ TEST_CASE("matching/placement: every node computes the same replicas, whatever t
 }
 
 TEST_CASE("matching/placement: adding one node to ten moves about 1/11 of the keys") {
-    Placement ten("HTTP", 1);  // R = 1: each key has one owner
-    Placement eleven("HTTP", 1);
+    Placement ten("HTTP", rule(1));  // R = 1: each key has one owner
+    Placement eleven("HTTP", rule(1));
     ten.update(members(10));
     eleven.update(members(11));
     std::vector<NodeId> before;
