@@ -1,9 +1,9 @@
 // matchmesh-bench-summary: folds the reports of one scripts/bench.sh run into the summary.
 //
 // Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh or redis)
-// and, when present, <dir>/sim-matches.json, sim-memory.json, sim-pool.json and
+// and, when present, <dir>/sim-matches.json, sim-memory.json, sim-pool.json, sim-scale.json and
 // instructions.txt; writes <dir>/summary.json, <dir>/table.md and the charts' data and gnuplot
-// scripts (ttm_cdf.png, ttm_vs_rate.png), and prints the table.
+// scripts (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the table.
 //
 // A system sustains a rate when its time-to-match p99 is under --p99-limit-ms and its fill rate
 // is within --fill-gap-points of the ideal matcher's on the same arrivals.
@@ -250,6 +250,19 @@ std::string markdown(const json& summary) {
             table += fmt::format("{}: {}\n", key, summary[key].dump());
         }
     }
+    if (summary.contains("scale") && !summary["scale"].empty()) {
+        table +=
+            "\n| nodes | frames per match | membership frames per node per s | CPU us per "
+            "match | capacity (matches/s) |\n|---:|---:|---:|---:|---:|\n";
+        for (const json& size : summary["scale"]) {
+            table += fmt::format("| {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} |\n",
+                                 size["nodes"].get<std::size_t>(),
+                                 size["frames_per_match"].get<double>(),
+                                 size["membership_frames_per_node_s"].get<double>(),
+                                 size["cpu_us_per_match"].get<double>(),
+                                 size["capacity"].get<double>());
+        }
+    }
     return table;
 }
 
@@ -300,6 +313,34 @@ void add_simulation(const fs::path& dir, json& summary) {
         summary["pool_growth_exponent"] = pool.value("pool_growth_exponent", json());
         summary["sim_pool"] = pool;
     }
+    if (const json scale = read_json(dir / "sim-scale.json"); scale.is_object()) {
+        summary["scale"] = scale.value("scale", json::array());
+        summary["scale_trace"] = {{"rate", scale.value("rate", json())},
+                                  {"seconds", scale.value("seconds", json())}};
+    }
+}
+
+// Cost against cluster size, from the simulation: frames and CPU per match, log-log.
+void write_scale_chart(const fs::path& dir, const json& summary) {
+    if (!summary.contains("scale") || summary["scale"].empty()) {
+        return;
+    }
+    std::ofstream data(dir / "scale.dat");
+    data << "# nodes frames_per_match membership_frames_per_node_s cpu_us_per_match\n";
+    for (const json& size : summary["scale"]) {
+        data << fmt::format("{} {} {} {}\n", size["nodes"].get<std::size_t>(),
+                            std::max(0.01, size["frames_per_match"].get<double>()),
+                            std::max(0.01, size["membership_frames_per_node_s"].get<double>()),
+                            std::max(0.01, size["cpu_us_per_match"].get<double>()));
+    }
+    const std::string file = (dir / "scale.dat").string();
+    std::ofstream(dir / "scale.gp") << fmt::format(
+        "set terminal png size 1000,600\nset output '{}'\nset title 'cost against cluster size "
+        "(simulated, same total arrival rate)'\nset xlabel 'nodes'\nset logscale xy\nset grid\n"
+        "plot '{}' using 1:2 with linespoints title 'frames per match', '{}' using 1:3 with "
+        "linespoints title 'membership frames per node per second', '{}' using 1:4 with "
+        "linespoints title 'CPU us per match'\n",
+        (dir / "scale.png").string(), file, file, file);
 }
 
 }  // namespace
@@ -341,6 +382,7 @@ int main(int argc, char** argv) {
     summary["placement"] = placement;
     std::ofstream(dir / "summary.json") << summary.dump(2) << "\n";
     write_charts(dir, systems, cdf_rate);
+    write_scale_chart(dir, summary);
     const std::string table = markdown(summary);
     std::ofstream(dir / "table.md") << table;
     std::printf("%s", table.c_str());

@@ -1,6 +1,6 @@
 // matchmesh-bench-sim: costs that noise cannot move. The stock node's core — its services and
-// its client command semantics, built as the node builds them — runs a simulated 3-node cluster
-// in one process (the tests' SimCluster harness: virtual time, no sockets, 1 ms links),
+// its client command semantics, built as the node builds them — runs a simulated cluster (3
+// nodes but in `scale`) in one process (the tests' SimulatedCluster harness: virtual time, no sockets, 1 ms links),
 // so a seed gives the same events on every run (event_log_hash says so). Nothing is random
 // beyond the seed: ConfiguredTicketTypes only draws from its own generator for `randomize`,
 // which these ticket types leave at 0.
@@ -25,6 +25,10 @@
 //       pool). The mean counts the periodic work that lands in a newcomer's window (the store's
 //       sweeps, which grow with P); the median is the newcomer's own work.
 //
+//   matchmesh-bench-sim scale --nodes 3,6,12,24,48,96,192 [--rate 500 --seconds 10]
+//       The same 1v1 trace on clusters of each size: frames per match, membership frames per
+//       node and second, CPU per match and the capacity it implies (bench/sim_scale.hpp).
+//
 // One JSON object goes to stdout; human lines go to stderr.
 
 #include <malloc.h>
@@ -47,6 +51,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/sim_scale.hpp"
+#include "bench/simulated_cluster.hpp"
 #include "bench/trace.hpp"
 #include "config/config.hpp"
 #include "matching/service.hpp"
@@ -60,38 +66,11 @@
 namespace {
 
 using namespace matchmesh;
+using namespace matchmesh::bench;
 using nlohmann::json;
 
 constexpr std::size_t nodes_count = 3;
-constexpr ticket::TicketType duel_type = 1;
 constexpr ticket::TicketType other_type = 2;  // pool mode: the same profile under another tag
-
-// The ticket type every mode starts from, exactly as a node's config file would give it.
-constexpr std::string_view duel_config = R"({
-  "matching": {"distributionRate": 50, "profiles": {"Duel": {"rank": 100}}},
-  "ticketTypes": {"1": {"name": "duel", "profiles": ["Duel"], "maxMembers": 2,
-    "properties": {"rank": {"value": "rating", "searchSpread": 200}},
-    "allowMatch": {"value": "rating", "maxDifference": 300},
-    "ticketDurationSeconds": 20, "searchIntervalMs": 100, "searchTries": 1}}})";
-
-[[noreturn]] void fatal(const std::string& message) {
-    fmt::print(stderr, "matchmesh-bench-sim: {}\n", message);
-    std::exit(1);
-}
-
-config::Config load_duel_config() {
-    auto loaded = config::load_string(duel_config, "<duel config>");
-    if (!loaded) {
-        fatal(loaded.error().message);
-    }
-    return std::move(*loaded);
-}
-
-double cpu_seconds() {
-    timespec now{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
 
 // Bytes the program holds: small chunks in the arenas plus chunks malloc gave their own mapping
 // (large vectors and hash tables), which uordblks alone would miss.
@@ -113,157 +92,6 @@ double least_squares_slope(const std::vector<double>& x, const std::vector<doubl
     return denominator == 0 ? 0.0 : (n * sxy - sx * sy) / denominator;
 }
 
-struct Tally {
-    std::uint64_t success = 0;
-    std::uint64_t timeout = 0;
-    std::uint64_t cancel = 0;
-    [[nodiscard]] std::uint64_t total() const { return success + timeout + cancel; }
-};
-
-// A converged 3-node simulated cluster running `config`'s ticket types: the stock node's core on
-// every node, through the one simulation harness (tests/support/core_cluster.hpp), with users
-// that say hello and start tickets through the node's own command semantics. Terminal pushes are
-// counted. Owned by one benchmark run; single-threaded.
-class SimCluster final : public ticket::PushSink {
-public:
-    SimCluster(config::Config config, std::uint64_t seed, std::size_t tickets_max);
-    SimCluster(const SimCluster&) = delete;
-    SimCluster& operator=(const SimCluster&) = delete;
-
-    [[nodiscard]] mesh::sim::SimWorld& world() { return cluster_->world(); }
-    [[nodiscard]] const config::Config& config() const { return config_; }
-
-    // A client's hello on `node`, and its startTicket with {"rating": rating}.
-    void connect_user(std::size_t node, const UserId& user);
-    void start_ticket(std::size_t node, const UserId& user, ticket::TicketType type,
-                      std::int64_t rating);
-    void connect_and_start(std::size_t node, const UserId& user, ticket::TicketType type,
-                           std::int64_t rating) {
-        connect_user(node, user);
-        start_ticket(node, user, type, rating);
-    }
-    // Advances virtual time a millisecond at a time until `done`; fatal past `limit`.
-    void run_until(const std::function<bool()>& done, Duration limit, std::string_view what);
-
-    [[nodiscard]] std::size_t items_stored();  // store items, every replica counted
-    [[nodiscard]] std::size_t tickets_in(ticket::TicketPhase phase);
-    [[nodiscard]] std::size_t replicas();
-    [[nodiscard]] std::uint64_t rooms_completed();
-
-    void push(const UserId& user, const ticket::PushMessage& message) override;
-
-    Tally tally;
-    std::function<void(const UserId&, const ticket::PushMessage&)> on_terminal;
-
-private:
-    config::Config config_;
-    std::unique_ptr<test_support::CoreCluster> cluster_;
-    std::unordered_map<UserId, std::shared_ptr<node::Session>> sessions_;
-};
-
-void SimCluster::push(const UserId& user, const ticket::PushMessage& message) {
-    if (!ticket::is_terminal(message.kind)) {
-        return;
-    }
-    if (message.kind == ticket::PushKind::success) {
-        ++tally.success;
-    } else if (message.kind == ticket::PushKind::timeout) {
-        ++tally.timeout;
-    } else {
-        ++tally.cancel;
-    }
-    if (on_terminal) {
-        on_terminal(user, message);
-    }
-}
-
-mesh::MeshOptions mesh_options(const config::Config& config) {
-    mesh::MeshOptions options;
-    options.membership.heartbeat_interval = Duration(config.cluster.heartbeat_interval_ms);
-    options.membership.dead_after = Duration(config.cluster.dead_after_ms);
-    return options;
-}
-
-SimCluster::SimCluster(config::Config config, std::uint64_t seed, std::size_t tickets_max)
-    : config_(std::move(config)) {
-    test_support::CoreCluster::Options options;
-    options.nodes = nodes_count;
-    options.seed = seed;
-    options.mesh = mesh_options(config_);
-    options.tickets_max = tickets_max;
-    options.converge_within = std::chrono::seconds(10);
-    try {
-        cluster_ = std::make_unique<test_support::CoreCluster>(config_, *this, std::move(options));
-    } catch (const std::exception& failed) {
-        fatal(fmt::format("sim: {}", failed.what()));
-    }
-}
-
-void SimCluster::connect_user(std::size_t node, const UserId& user) {
-    auto session = cluster_->connect(node);
-    cluster_->send(session, node::ClientRequest{1, node::HelloCommand{user, "", {}}},
-                   [user](const node::ClientReply& reply) {
-                       if (const auto* error = std::get_if<node::ReplyError>(&reply.body)) {
-                           fatal(fmt::format("hello for {}: {}", user.str(), error->message));
-                       }
-                   });
-    sessions_[user] = std::move(session);
-}
-
-void SimCluster::start_ticket(std::size_t node, const UserId& user, ticket::TicketType type,
-                              std::int64_t rating) {
-    (void)node;  // the user's session is on its node
-    node::StartTicketCommand start;
-    start.ticket_type = type;
-    start.values["rating"] = rating;
-    cluster_->send(sessions_.at(user), node::ClientRequest{2, std::move(start)},
-                   [user](const node::ClientReply& reply) {
-                       if (const auto* error = std::get_if<node::ReplyError>(&reply.body)) {
-                           fatal(fmt::format("startTicket for {}: {}", user.str(), error->message));
-                       }
-                   });
-}
-
-void SimCluster::run_until(const std::function<bool()>& done, Duration limit,
-                           std::string_view what) {
-    const Time deadline = world().now() + limit;
-    while (!done()) {
-        if (world().now() >= deadline) {
-            fatal(fmt::format("sim: {} did not happen within {} ms of virtual time", what,
-                              limit.count()));
-        }
-        world().run_for(Duration(1));
-    }
-}
-
-std::size_t SimCluster::items_stored() {
-    std::size_t items = 0;
-    for (std::size_t i = 0; i < nodes_count; ++i) {
-        items += cluster_->services(i).store().local_items().size();
-    }
-    return items;
-}
-
-std::size_t SimCluster::tickets_in(ticket::TicketPhase phase) {
-    std::size_t tickets = 0;
-    for (std::size_t i = 0; i < nodes_count; ++i) {
-        tickets += cluster_->services(i).tickets().ticket_count(phase);
-    }
-    return tickets;
-}
-
-std::size_t SimCluster::replicas() {
-    return cluster_->services(0).store().placement().replica_count();
-}
-
-std::uint64_t SimCluster::rooms_completed() {
-    std::uint64_t rooms = 0;
-    for (std::size_t i = 0; i < nodes_count; ++i) {
-        rooms += cluster_->services(i).tickets().counters().completed;
-    }
-    return rooms;
-}
-
 // --- matches -------------------------------------------------------------------------------
 
 struct MatchesFigures {
@@ -275,36 +103,19 @@ struct MatchesFigures {
 // The measured part: each arrival connects and starts its ticket at its time, then virtual time
 // runs until every user has had its terminal push. Not inlined, so that callgrind's
 // --toggle-collect='*run_matches*' finds it.
-[[gnu::noinline]] MatchesFigures run_matches(SimCluster& cluster,
+[[gnu::noinline]] MatchesFigures run_matches(SimulatedCluster& cluster,
                                              const std::vector<bench::Arrival>& arrivals) {
-    const Time begin = cluster.world().now();
-    for (std::size_t i = 0; i < arrivals.size(); ++i) {
-        const bench::Arrival& arrival = arrivals[i];
-        cluster.world().run_until(begin + Duration(std::llround(arrival.at * 1000)));
-        cluster.connect_and_start(i % nodes_count, UserId(arrival.users.front()),
-                                  static_cast<ticket::TicketType>(arrival.type), arrival.rating);
-    }
-    const Duration patience = std::chrono::seconds(
-        cluster.config().ticket_types.at(duel_type).ticket_duration_seconds + 10);
-    cluster.run_until([&] { return cluster.tally.total() >= arrivals.size(); }, patience,
-                      "every ticket's end");
+    const Duration spent = cluster.play(arrivals);
     MatchesFigures figures;
     figures.matches = cluster.rooms_completed();
     figures.tally = cluster.tally;
-    figures.virtual_seconds = std::chrono::duration<double>(cluster.world().now() - begin).count();
+    figures.virtual_seconds = std::chrono::duration<double>(spent).count();
     return figures;
 }
 
 json matches_mode(std::uint64_t seed) {
-    bench::TraceShape shape;
-    shape.rate = 500;
-    shape.duration = 20;
-    shape.types = {{duel_type, 1.0}};
-    shape.rating_mean = 1500;
-    shape.rating_sd = 300;
-    shape.seed = seed;
-    const std::vector<bench::Arrival> arrivals = bench::generate_trace(shape);
-    SimCluster cluster(load_duel_config(), seed, ticket::TicketServiceOptions{}.tickets_max);
+    const std::vector<bench::Arrival> arrivals = duel_trace(500, 20, seed);
+    SimulatedCluster cluster(load_duel_config(), seed, ticket::TicketServiceOptions{}.tickets_max);
 
     const double cpu_before = cpu_seconds();
     const MatchesFigures figures = run_matches(cluster, arrivals);
@@ -359,7 +170,7 @@ WaitingFigures measure_waiting(int distribution_rate, std::size_t waiting, std::
     duel.search_tries = 0;
     duel.wait_searches = 0;
     duel.ticket_duration_seconds = 3600;
-    SimCluster cluster(std::move(config), seed, waiting);
+    SimulatedCluster cluster(std::move(config), seed, waiting);
     cluster.world().run_for(std::chrono::seconds(2));  // periodic sweeps have run and re-armed
     const auto user = [](std::size_t i) { return UserId(fmt::format("waiting-{}", i)); };
 
@@ -375,7 +186,7 @@ WaitingFigures measure_waiting(int distribution_rate, std::size_t waiting, std::
     std::mt19937_64 random(seed);
     std::normal_distribution<double> rating(1500, 300);
     for (std::size_t i = 0; i < waiting; ++i) {
-        cluster.start_ticket(i % nodes_count, user(i), duel_type, std::llround(rating(random)));
+        cluster.start_ticket(user(i), duel_type, std::llround(rating(random)));
         if ((i + 1) % starts_per_ms == 0) {
             cluster.world().run_for(Duration(1));
         }
@@ -472,7 +283,7 @@ struct PoolFigures {
 // The pool: `slots` duel tickets (the relevant 10%), the slot on node slot % 3, and nine "other"
 // tickets per slot in the same buckets under another tag, which duel searches (empty tag) never
 // read.
-void fill_pool(SimCluster& cluster, std::size_t pool, std::size_t slots) {
+void fill_pool(SimulatedCluster& cluster, std::size_t pool, std::size_t slots) {
     for (std::size_t k = 0; k < pool - slots; ++k) {
         const std::int64_t offset = static_cast<std::int64_t>(k % 5) * 100 - 200;
         cluster.connect_and_start(k % nodes_count, UserId(fmt::format("other-{}", k)), other_type,
@@ -489,7 +300,7 @@ void fill_pool(SimCluster& cluster, std::size_t pool, std::size_t slots) {
 
 // One newcomer, measured from its start until it has its 220 and its partner's items are gone.
 // It connects to the node after the slot's, so that every size measures a join across nodes.
-[[gnu::noinline]] void measure_newcomer(SimCluster& cluster, std::size_t index, std::size_t slot,
+[[gnu::noinline]] void measure_newcomer(SimulatedCluster& cluster, std::size_t index, std::size_t slot,
                                         std::size_t pool, PoolFigures& figures) {
     const UserId user(fmt::format("newcomer-{}", index));
     std::optional<Time> matched_at;
@@ -515,7 +326,7 @@ void fill_pool(SimCluster& cluster, std::size_t pool, std::size_t slots) {
 // Background work (heartbeats, sweeps) lands in some newcomers' windows too: the same virtual
 // time again, with no newcomer, says how much there is. A function of its own, so that
 // profilers can tell it apart.
-[[gnu::noinline]] double run_idle(SimCluster& cluster, Duration spent) {
+[[gnu::noinline]] double run_idle(SimulatedCluster& cluster, Duration spent) {
     const double cpu_before = cpu_seconds();
     cluster.world().run_for(spent);
     return cpu_seconds() - cpu_before;
@@ -533,7 +344,7 @@ PoolFigures measure_pool(std::size_t pool, std::size_t newcomers, std::uint64_t 
     other.tags = {"other"};
     other.search_tries = 0;
     config.ticket_types[other_type] = other;
-    SimCluster cluster(std::move(config), seed, pool + newcomers);
+    SimulatedCluster cluster(std::move(config), seed, pool + newcomers);
 
     PoolFigures figures;
     figures.pool = pool;
@@ -629,7 +440,7 @@ json pool_mode(const std::vector<std::size_t>& sizes, std::size_t newcomers, std
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"matchmesh-bench-sim: matching costs on a simulated 3-node cluster"};
+    CLI::App app{"matchmesh-bench-sim: matching costs on a simulated cluster"};
     app.require_subcommand(1);
     app.fallthrough();
     std::uint64_t seed = 1;
@@ -649,13 +460,25 @@ int main(int argc, char** argv) {
     std::size_t newcomers = 1000;
     pool->add_option("--newcomers", newcomers, "newcomers per pool size")
         ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+    auto* scale = app.add_subcommand("scale", "cost per match as the cluster grows");
+    bench::ScaleOptions scaling;
+    scale->add_option("--nodes", scaling.sizes, "cluster sizes")
+        ->delimiter(',')
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+    scale->add_option("--rate", scaling.rate, "1v1 arrivals a second, in total")
+        ->check(CLI::Range(1.0, 100000.0));
+    scale->add_option("--seconds", scaling.seconds, "seconds of arrivals")
+        ->check(CLI::Range(1.0, 3600.0));
     CLI11_PARSE(app, argc, argv);
+    scaling.seed = seed;
 
     json report;
     if (app.got_subcommand("matches")) {
         report = matches_mode(seed);
     } else if (app.got_subcommand("memory")) {
         report = memory_mode(waiting, !no_split, seed);
+    } else if (app.got_subcommand("scale")) {
+        report = bench::scale_mode(scaling);
     } else {
         report = pool_mode(sizes, newcomers, seed);
     }

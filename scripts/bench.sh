@@ -2,7 +2,8 @@
 # The comparison in one run, on this machine: matchmesh (3 nodes on loopback) and the Redis
 # baseline replay the same 1v1 arrival traces at rising rates; the ideal matcher scores each
 # trace; the simulated cluster gives the costs noise cannot move (bytes per waiting ticket, cost
-# against pool size, and with --instructions instructions per match under callgrind).
+# against pool size, cost per match against cluster size, and with --instructions instructions
+# per match under callgrind).
 #
 #   scripts/bench.sh                  the full ramp, 250 to 14,000 arrivals/s, then past the
 #                                     ceiling: a burst and twice the highest sustained rate
@@ -10,7 +11,7 @@
 #   scripts/bench.sh --quick          three rates, short runs
 #   scripts/bench.sh --instructions   also count instructions per match (valgrind, slow)
 # Results: bench-results/ (or --out DIR): summary.json, table.md, ttm_cdf.png, ttm_vs_rate.png,
-# and every run's report under runs/. Installs what is missing (Redis included) and builds Release.
+# scale.png, and every run's report under runs/. Installs what is missing (Redis included) and builds Release.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; shift ;;
         --instructions) instructions=1; shift ;;
         --out) out_dir=$2; shift 2 ;;
-        *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+        *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
 
@@ -173,6 +174,9 @@ echo "bench: simulated cluster: memory per waiting ticket, cost against pool siz
 "$bin/matchmesh-bench-sim" memory >"$out_dir/sim-memory.json"
 "$bin/matchmesh-bench-sim" pool >"$out_dir/sim-pool.json"
 "$bin/matchmesh-bench-sim" matches >"$out_dir/sim-matches.json"
+echo "bench: simulated cluster: cost per match as the cluster grows"
+if [ $quick -eq 1 ]; then scale_sizes=3,6,12,24; else scale_sizes=3,6,12,24,48,96,192; fi
+"$bin/matchmesh-bench-sim" scale --nodes "$scale_sizes" >"$out_dir/sim-scale.json"
 rm -f "$out_dir/instructions.txt"
 if [ $instructions -eq 1 ]; then
     echo "bench: instructions per match (callgrind)"
@@ -183,7 +187,7 @@ fi
 
 placement="$cpus vCPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)): $placement"
 "$bin/matchmesh-bench-summary" "$out_dir" --placement "$placement" --cdf-rate 1000
-for chart in ttm_vs_rate ttm_cdf; do
+for chart in ttm_vs_rate ttm_cdf scale; do
     if [ -f "$out_dir/$chart.gp" ]; then
         gnuplot "$out_dir/$chart.gp" 2>/dev/null && echo "chart: $out_dir/$chart.png"
     fi

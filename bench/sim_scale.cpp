@@ -1,0 +1,86 @@
+#include "bench/sim_scale.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "bench/simulated_cluster.hpp"
+
+namespace matchmesh::bench {
+namespace {
+
+struct Window {
+    double cpu_seconds = 0;
+    double virtual_seconds = 0;
+    std::uint64_t frames = 0;
+};
+
+template <typename Run>
+Window measure(SimulatedCluster& cluster, Run&& run) {
+    const double cpu_before = cpu_seconds();
+    const std::uint64_t frames_before = cluster.world().frames_delivered();
+    const Time began = cluster.world().now();
+    run();
+    return Window{cpu_seconds() - cpu_before,
+                  std::chrono::duration<double>(cluster.world().now() - began).count(),
+                  cluster.world().frames_delivered() - frames_before};
+}
+
+nlohmann::json measure_size(std::size_t nodes, const ScaleOptions& options,
+                            const std::vector<Arrival>& arrivals) {
+    const double setup_before = cpu_seconds();
+    SimulatedCluster cluster(load_duel_config(), options.seed, arrivals.size() + 1, nodes);
+    const double setup = cpu_seconds() - setup_before;
+    const Window idle = measure(cluster, [&] { cluster.world().run_for(options.idle); });
+    const Window run = measure(cluster, [&] { (void)cluster.play(arrivals); });
+
+    const double matches = static_cast<double>(cluster.rooms_completed());
+    const double membership_frames_s = static_cast<double>(idle.frames) / idle.virtual_seconds;
+    const double match_frames =
+        static_cast<double>(run.frames) - membership_frames_s * run.virtual_seconds;
+    const double cpu_s_per_match = matches == 0 ? 0.0 : run.cpu_seconds / matches;
+    const double membership_cpu_share =
+        idle.cpu_seconds / idle.virtual_seconds / static_cast<double>(nodes);
+    nlohmann::json figures{
+        {"nodes", nodes},
+        {"replicas", cluster.replicas()},
+        {"tickets", arrivals.size()},
+        {"matches", cluster.rooms_completed()},
+        {"fill_rate", static_cast<double>(cluster.tally.success) /
+                          static_cast<double>(arrivals.size())},
+        {"frames_per_match", matches == 0 ? 0.0 : std::max(0.0, match_frames) / matches},
+        {"membership_frames_per_node_s", membership_frames_s / static_cast<double>(nodes)},
+        {"cpu_us_per_match", cpu_s_per_match * 1e6},
+        {"membership_cpu_share_per_node", membership_cpu_share},
+        {"capacity", cpu_s_per_match == 0 ? 0.0 : static_cast<double>(nodes) / cpu_s_per_match},
+        {"virtual_seconds", run.virtual_seconds},
+        {"setup_cpu_seconds", setup}};
+    fmt::print(stderr,
+               "scale: {:>4} nodes (R = {}): {:.1f} frames per match, {:.1f} membership frames "
+               "per node per second, {:.0f} us CPU per match, capacity {:.0f} matches/s, fill "
+               "{:.1f}% ({:.1f} s CPU)\n",
+               nodes, figures["replicas"].get<std::size_t>(),
+               figures["frames_per_match"].get<double>(), membership_frames_s / nodes,
+               cpu_s_per_match * 1e6, figures["capacity"].get<double>(),
+               100 * figures["fill_rate"].get<double>(),
+               setup + idle.cpu_seconds + run.cpu_seconds);
+    return figures;
+}
+
+}  // namespace
+
+nlohmann::json scale_mode(const ScaleOptions& options) {
+    const std::vector<Arrival> arrivals = duel_trace(options.rate, options.seconds, options.seed);
+    nlohmann::json runs = nlohmann::json::array();
+    for (const std::size_t nodes : options.sizes) {
+        runs.push_back(measure_size(nodes, options, arrivals));
+    }
+    return nlohmann::json{{"mode", "scale"},
+                          {"rate", options.rate},
+                          {"seconds", options.seconds},
+                          {"seed", options.seed},
+                          {"scale", runs}};
+}
+
+}  // namespace matchmesh::bench

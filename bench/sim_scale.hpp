@@ -1,0 +1,33 @@
+#pragma once
+// matchmesh-bench-sim scale: what a match costs as the cluster grows. Clusters of each size run
+// the node's own core (bench/simulated_cluster.hpp) and replay the same 1v1 trace, at the same
+// total arrival rate, with users spread evenly over the nodes. Per size:
+//   - frames_per_match: frames between nodes during the run, less the membership traffic an idle
+//     run of the same length carries, per room completed;
+//   - membership_frames_per_node_s: that idle traffic, per node and second;
+//   - cpu_us_per_match: the whole simulated cluster's CPU during the run, per match (membership
+//     included: it is capacity the matches do not get);
+//   - capacity: the matches a second the cluster would sustain with one CPU per node,
+//     nodes / CPU-seconds per match.
+// Figures only; nothing here asserts one.
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mesh/base/time.hpp"
+
+namespace matchmesh::bench {
+
+struct ScaleOptions {
+    std::vector<std::size_t> sizes{3, 6, 12, 24, 48, 96, 192};
+    double rate = 500;   // arrivals a second, in total
+    double seconds = 10; // of arrivals
+    Duration idle{5000}; // the idle run that measures membership traffic
+    std::uint64_t seed = 1;
+};
+
+[[nodiscard]] nlohmann::json scale_mode(const ScaleOptions& options);
+
+}  // namespace matchmesh::bench
