@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "mesh/base/assert.hpp"
-#include "ticket/service.hpp"
+#include "ticket/home.hpp"
+#include "ticket/lifecycle.hpp"
+#include "ticket/rooms.hpp"
 #include "ticket/ticket.capnp.h"
 
 namespace matchmesh::ticket {
@@ -41,36 +43,37 @@ TicketError not_connected(const UserId& member) {
 
 }  // namespace
 
-void TicketService::deliver(const NodeId& home, PushEnvelope push) {
-    if (home == network_.self().id) {
+void Home::deliver(const NodeId& home, PushEnvelope push) {
+    if (home == context_.self()) {
         // On a later turn: the sender may be in the middle of changing a room.
-        scheduler_.run_after(Duration(0), [this, alive = alive_, push = std::move(push)] {
-            if (*alive) {
-                receive_push(push);
-            }
-        });
+        context_.scheduler.run_after(Duration(0),
+                                     [this, alive = context_.alive, push = std::move(push)] {
+                                         if (*alive) {
+                                             receive_push(push);
+                                         }
+                                     });
         return;
     }
-    courier_.request(home, wire::SERVICE, wire::METHOD_PUSH, encode(push), [](auto) {});
+    context_.courier.request(home, wire::SERVICE, wire::METHOD_PUSH, encode(push), [](auto) {});
 }
 
-void TicketService::deliver_locally(const PushEnvelope& push) {
-    ++counters_.pushes_delivered;
+void Home::deliver_locally(const PushEnvelope& push) {
+    ++context_.counters.pushes_delivered;
     sink_.push(push.user, PushMessage{push.ticket_type, user_kind(push.kind), push.ver, push.cmd,
                                       push.message, push.ticket_id, push.room_id.str()});
 }
 
-void TicketService::receive_push(const PushEnvelope& push) {
+void Home::receive_push(const PushEnvelope& push) {
     Participation* found = participations_.of_ticket(push.user, push.ticket_type, push.ticket_id);
     if (found == nullptr) {
-        ++counters_.pushes_dropped;  // a ticket the user no longer has here
+        ++context_.counters.pushes_dropped;  // a ticket the user no longer has here
         return;
     }
     // A push from another room for a ticket of ours still waiting for its join's answer means
     // that join succeeded (the answer may have been lost; the push says as much).
     if (auto ticket = tickets_.find(push.ticket_id);
         ticket != nullptr && ticket->joining && ticket->joining->room_id == push.room_id) {
-        conclude_join(*ticket);
+        tickets_.conclude_join(*ticket);
         found = participations_.of_ticket(push.user, push.ticket_type, push.ticket_id);
         if (found == nullptr) {
             return;
@@ -80,7 +83,7 @@ void TicketService::receive_push(const PushEnvelope& push) {
     if (push.room_id != participation.room_id && tickets_.contains(push.ticket_id)) {
         // The ticket still lives here, in its own room: this comes from a room whose join it
         // gave up on and then left (the room may have taken the party after all), not its end.
-        ++counters_.pushes_dropped;
+        ++context_.counters.pushes_dropped;
         return;
     }
     switch (push.kind) {
@@ -100,13 +103,13 @@ void TicketService::receive_push(const PushEnvelope& push) {
             if (participation.completed && participation.room_id == push.room_id) {
                 participations_.erase(push.user, push.ticket_type);
             } else {
-                ++counters_.pushes_dropped;
+                ++context_.counters.pushes_dropped;
             }
             return;
         case WireKind::broadcast:
         case WireKind::announce:
         case WireKind::failure:
-            if (recall_.first_sight(push.push_id, scheduler_.now())) {
+            if (context_.recall.first_sight(push.push_id, context_.scheduler.now())) {
                 deliver_locally(push);
             }
             return;
@@ -115,9 +118,9 @@ void TicketService::receive_push(const PushEnvelope& push) {
 
 // A ticket's end, heard at its member's home: delivered once; a success keeps the participation
 // (the room may still close, broadcast or take late joiners), the others end it and tell the game.
-void TicketService::receive_end(const PushEnvelope& push, Participation& participation) {
+void Home::receive_end(const PushEnvelope& push, Participation& participation) {
     if (participation.completed) {
-        ++counters_.pushes_dropped;  // already ended; this is a repeat
+        ++context_.counters.pushes_dropped;  // already ended; this is a repeat
         return;
     }
     deliver_locally(push);
@@ -129,9 +132,9 @@ void TicketService::receive_end(const PushEnvelope& push, Participation& partici
         return;
     }
     participations_.erase(push.user, push.ticket_type);  // `participation` goes with it
-    const Callbacks* handlers = callbacks(push.ticket_type);
+    const Callbacks* handlers = context_.callbacks(push.ticket_type);
     if (handlers != nullptr && push.user != push.room_owner) {
-        const User* user = local_user(push.user);
+        const User* user = context_.local_user(push.user);
         if (push.kind == WireKind::timeout && handlers->on_matched_ticket_timeout) {
             handlers->on_matched_ticket_timeout(push.room_owner, user);
         } else if (push.kind == WireKind::cancel && handlers->on_matched_ticket_canceled) {
@@ -140,7 +143,7 @@ void TicketService::receive_end(const PushEnvelope& push, Participation& partici
     }
 }
 
-void TicketService::cancel_participation(const UserId& user, TicketType type, const char* why) {
+void Home::cancel_participation(const UserId& user, TicketType type, const char* why) {
     const Participation* found = participations_.find(user, type);
     if (found == nullptr) {
         return;
@@ -157,15 +160,15 @@ void TicketService::cancel_participation(const UserId& user, TicketType type, co
     }
 }
 
-void TicketService::leave_room_of(const UserId& user, TicketType type,
-                                  std::function<void(Result<void>)> done) {
+void Home::leave_room_of(const UserId& user, TicketType type,
+                         std::function<void(Result<void>)> done) {
     const Participation* found = participations_.find(user, type);
     if (found == nullptr) {
         done(fail(Errc::room_not_found, "the user is in no room of this ticket type"));
         return;
     }
     const Participation participation = *found;
-    if (participation.room_node == network_.self().id) {
+    if (participation.room_node == context_.self()) {
         auto room = rooms_.find(participation.room_id);
         if (room == nullptr) {
             done(fail(Errc::room_not_found, "the room no longer exists"));
@@ -177,14 +180,14 @@ void TicketService::leave_room_of(const UserId& user, TicketType type,
             done(fail(Errc::room_not_found, "the user is not a member of its room"));
             return;
         }
-        remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
+        rooms_.remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
         done({});
         return;
     }
-    courier_.request(
+    context_.courier.request(
         participation.room_node, wire::SERVICE, wire::METHOD_LEAVE,
         encode(LeaveMessage{participation.room_id, user, type}),
-        [this, alive = alive_, user, type,
+        [this, alive = context_.alive, user, type,
          done = std::move(done)](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
             if (!*alive) {
                 return;
@@ -195,7 +198,7 @@ void TicketService::leave_room_of(const UserId& user, TicketType type,
                 done({});
                 return;
             }
-            auto left = decode_leave_reply(*reply, network_.reader_options());
+            auto left = decode_leave_reply(*reply, context_.network.reader_options());
             done(left && *left ? Result<void>{}
                                : fail(Errc::room_not_found, "the room no longer has this user"));
         });
@@ -203,7 +206,7 @@ void TicketService::leave_room_of(const UserId& user, TicketType type,
 
 // A party start gathering its members, wherever they are connected: the members claimed so far,
 // the answers still awaited, and the first reason the party cannot start.
-struct TicketService::PartyClaim {
+struct Home::PartyClaim {
     TicketId id;
     TicketType type = 0;
     UserId owner;
@@ -214,14 +217,14 @@ struct TicketService::PartyClaim {
     std::function<void(Result<std::vector<User>>)> done;
 };
 
-void TicketService::claim_party(const TicketId& id, TicketType type, const User& owner,
-                                std::vector<UserId> party,
-                                std::function<void(Result<std::vector<User>>)> done) {
+void Home::claim_party(const TicketId& id, TicketType type, const User& owner,
+                       std::vector<UserId> party,
+                       std::function<void(Result<std::vector<User>>)> done) {
     auto claim = std::make_shared<PartyClaim>(
         PartyClaim{id, type, owner.id, std::move(party), {}, 0, std::nullopt, std::move(done)});
     std::vector<NodeId> others;
-    for (const mesh::MemberInfo& member : network_.live_members()) {
-        if (member.id != network_.self().id) {
+    for (const mesh::MemberInfo& member : context_.network.live_members()) {
+        if (member.id != context_.self()) {
             others.push_back(member.id);
         }
     }
@@ -229,7 +232,7 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
         if (user_id == owner.id) {
             continue;
         }
-        if (local_user(user_id) != nullptr) {
+        if (context_.local_user(user_id) != nullptr) {
             claim_local_member(*claim, user_id);
         } else if (others.empty()) {
             claim->error = not_connected(user_id);
@@ -240,64 +243,64 @@ void TicketService::claim_party(const TicketId& id, TicketType type, const User&
     finish_claims(claim);
 }
 
-void TicketService::claim_local_member(PartyClaim& claim, const UserId& user_id) {
+void Home::claim_local_member(PartyClaim& claim, const UserId& user_id) {
     if (!accepted(user_id, claim.type, claim.owner)) {
         claim.error = not_accepted(user_id, claim.owner);
     } else if (participations_.contains(user_id, claim.type)) {
         claim.error = busy(user_id);
     } else {
         participations_.set(user_id, claim.type,
-                            Participation{claim.id, claim.id, network_.self().id, false});
-        claim.claimed.push_back(*local_user(user_id));
+                            Participation{claim.id, claim.id, context_.self(), false});
+        claim.claimed.push_back(*context_.local_user(user_id));
     }
 }
 
 // Not connected here: every other node is asked; the one the user is connected to claims it.
-void TicketService::claim_remote_member(const std::shared_ptr<PartyClaim>& claim,
-                                        const UserId& user_id, const std::vector<NodeId>& others) {
+void Home::claim_remote_member(const std::shared_ptr<PartyClaim>& claim, const UserId& user_id,
+                               const std::vector<NodeId>& others) {
     auto answers = std::make_shared<std::size_t>(others.size());
     auto found = std::make_shared<bool>(false);
     ++claim->waiting;
     for (const NodeId& node : others) {
-        network_.request(node, wire::SERVICE, wire::METHOD_CLAIM,
-                         encode(ClaimMessage{claim->id, claim->type, user_id, claim->owner}),
-                         options_.join_timeout,
-                         [this, alive = alive_, claim, answers, found,
-                          user_id](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
-                             if (!*alive) {
-                                 return;
-                             }
-                             auto answer =
-                                 reply ? decode_claim_reply(*reply, network_.reader_options())
-                                       : std::unexpected(reply.error().message);
-                             if (answer && answer->claimed) {
-                                 *found = true;
-                                 claim->claimed.push_back(answer->user);
-                             } else if (answer && answer->refusal == ClaimRefusal::busy) {
-                                 claim->error = busy(user_id);
-                             } else if (answer && answer->refusal == ClaimRefusal::not_accepted) {
-                                 claim->error = not_accepted(user_id, claim->owner);
-                             }
-                             if (--*answers == 0) {
-                                 if (!*found && !claim->error) {
-                                     claim->error = not_connected(user_id);
-                                 }
-                                 --claim->waiting;
-                                 finish_claims(claim);
-                             }
-                         });
+        context_.network.request(
+            node, wire::SERVICE, wire::METHOD_CLAIM,
+            encode(ClaimMessage{claim->id, claim->type, user_id, claim->owner}),
+            context_.options.join_timeout,
+            [this, alive = context_.alive, claim, answers, found,
+             user_id](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
+                if (!*alive) {
+                    return;
+                }
+                auto answer = reply ? decode_claim_reply(*reply, context_.network.reader_options())
+                                    : std::unexpected(reply.error().message);
+                if (answer && answer->claimed) {
+                    *found = true;
+                    claim->claimed.push_back(answer->user);
+                } else if (answer && answer->refusal == ClaimRefusal::busy) {
+                    claim->error = busy(user_id);
+                } else if (answer && answer->refusal == ClaimRefusal::not_accepted) {
+                    claim->error = not_accepted(user_id, claim->owner);
+                }
+                if (--*answers == 0) {
+                    if (!*found && !claim->error) {
+                        claim->error = not_connected(user_id);
+                    }
+                    --claim->waiting;
+                    finish_claims(claim);
+                }
+            });
     }
 }
 
 // Once every answer is in: the party starts with the members claimed, or every claim is undone.
-void TicketService::finish_claims(const std::shared_ptr<PartyClaim>& claim) {
+void Home::finish_claims(const std::shared_ptr<PartyClaim>& claim) {
     if (claim->waiting > 0) {
         return;
     }
     // A member claimed here may have lost its claim while others answered (it disconnected,
     // which ends its participation): it has been told, so the ticket must not start with it.
     for (const User& user : claim->claimed) {
-        if (!claim->error && user.home == network_.self().id &&
+        if (!claim->error && user.home == context_.self() &&
             participations_.of_ticket(user.id, claim->type, claim->id) == nullptr) {
             claim->error = TicketError{
                 Errc::party_unavailable,
@@ -313,42 +316,58 @@ void TicketService::finish_claims(const std::shared_ptr<PartyClaim>& claim) {
     }
 }
 
-void TicketService::release_claims(const TicketId& id, TicketType type,
-                                   const std::vector<UserId>& party) {
+void Home::release_claims(const TicketId& id, TicketType type, const std::vector<UserId>& party) {
     for (const UserId& user : party) {
         participations_.erase_if_ticket(user, type, id);
-        for (const mesh::MemberInfo& member : network_.live_members()) {
-            if (member.id != network_.self().id) {
-                courier_.request(member.id, wire::SERVICE, wire::METHOD_RELEASE,
-                                 encode(ClaimMessage{id, type, user, {}}), [](auto) {});
+        for (const mesh::MemberInfo& member : context_.network.live_members()) {
+            if (member.id != context_.self()) {
+                context_.courier.request(member.id, wire::SERVICE, wire::METHOD_RELEASE,
+                                         encode(ClaimMessage{id, type, user, {}}), [](auto) {});
             }
         }
     }
 }
 
-void TicketService::on_node_gone(const NodeId& node) {
+bool Home::accepted(const UserId& member, TicketType type, const UserId& owner) const {
+    if (!context_.options.party_consent) {
+        return true;
+    }
+    return context_.users.consents(member, type, owner);
+}
+
+ClaimReplyMessage Home::answer_claim(const NodeId& from, const ClaimMessage& claim) {
+    const User* user = context_.local_user(claim.user);
+    if (user == nullptr) {
+        return ClaimReplyMessage{false, {}, ClaimRefusal::not_connected};
+    }
+    if (!accepted(claim.user, claim.ticket_type, claim.owner)) {
+        return ClaimReplyMessage{false, {}, ClaimRefusal::not_accepted};
+    }
+    const Participation* existing = participations_.find(claim.user, claim.ticket_type);
+    if (existing != nullptr && existing->ticket_id != claim.ticket_id) {
+        return ClaimReplyMessage{false, {}, ClaimRefusal::busy};
+    }
+    // From now on the user is in that party's ticket: whatever ends it, the user hears of it.
+    participations_.set(claim.user, claim.ticket_type,
+                        Participation{claim.ticket_id, claim.ticket_id, from, false});
+    return ClaimReplyMessage{true, *user, ClaimRefusal::none};
+}
+
+void Home::release(const ClaimMessage& claim) {
+    participations_.erase_if_ticket(claim.user, claim.ticket_type, claim.ticket_id);
+}
+
+void Home::end_participations_on(const NodeId& node) {
     // Users connected here, in rooms held there: those rooms are gone.
     for (const auto& [user, type] : participations_.in_rooms_on(node)) {
         cancel_participation(user, type, cancel_reason_room_gone);
     }
-    // Rooms held here with members connected there: those members left.
-    std::vector<std::pair<TicketId, TicketId>> parties;
-    for (const auto& [room_id, room] : rooms_.all()) {
-        for (const Member& member : room.members) {
-            if (member.user->home == node) {
-                parties.emplace_back(room_id, member.ticket_id);
-            }
-        }
-    }
-    for (const auto& [room_id, party] : parties) {
-        if (auto room = rooms_.find(room_id); room != nullptr) {
-            remove_party(*room, party, PushKind::cancel, true);
-        }
-    }
-    // Parties that joined a room there: tell their other members' homes.
-    for (const auto& [id, joined] : recall_.take_joined_at(node)) {
+}
+
+void Home::tell_parties_joined_at(const NodeId& node) {
+    for (const auto& [id, joined] : context_.recall.take_joined_at(node)) {
         for (const SharedUser& user : joined.party) {
-            if (user->home != network_.self().id) {
+            if (user->home != context_.self()) {
                 deliver(user->home, PushEnvelope{fmt::format("{}:gone", id.str()),
                                                  user->id,
                                                  joined.type,

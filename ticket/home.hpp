@@ -1,0 +1,81 @@
+#pragma once
+// Home: the home node's side of the users connected here: their participations (one per user and
+// ticket type), the pushes delivered to them (each once; a terminal push ends the participation,
+// a 220 keeps it until the room closes or the user leaves), their leaves, the claims of a party's
+// members (here and at the other homes) and their release, and what a node's death means for
+// them. Also the way every push leaves a room: to its member's home, here or over the courier.
+//
+// Owns: the participations of users connected here, and the party claims under way (each held by
+// its pending answers). Owned by TicketService; on the node's loop thread. Reaches a ticket owned
+// here through Tickets (a push can settle its join) and the rooms held here through Rooms (a
+// leave from a room on this node).
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ticket/context.hpp"
+#include "ticket/participations.hpp"
+#include "ticket/state.hpp"
+#include "ticket/wire.hpp"
+
+namespace matchmesh::ticket {
+
+class Rooms;
+class Tickets;
+
+class Home {
+public:
+    Home(Context& context, PushSink& sink, Tickets& tickets, Rooms& rooms)
+        : context_(context), sink_(sink), tickets_(tickets), rooms_(rooms) {}
+    Home(const Home&) = delete;
+    Home& operator=(const Home&) = delete;
+
+    [[nodiscard]] Participations& participations() { return participations_; }
+    [[nodiscard]] const Participations& participations() const { return participations_; }
+
+    // Sends a push to its member's home: this node (on a later turn) or another one.
+    void deliver(const NodeId& home, PushEnvelope push);
+    // A push for a user connected here, from its room's node.
+    void receive_push(const PushEnvelope& push);
+    // Ends the user's participation of this type here, telling it why unless it completed.
+    void cancel_participation(const UserId& user, TicketType type, const char* why);
+    // The user leaves the room it is in (with its party), wherever that room is held.
+    void leave_room_of(const UserId& user, TicketType type, std::function<void(Result<void>)> done);
+
+    // Claims a party's members for ticket `id`, wherever they are connected; `done` gets them, or
+    // why the party cannot start (every claim then undone).
+    void claim_party(const TicketId& id, TicketType type, const User& owner,
+                     std::vector<UserId> party,
+                     std::function<void(Result<std::vector<User>>)> done);
+    // Undoes a party start: every member, at every node (a claim's answer may have been lost).
+    void release_claims(const TicketId& id, TicketType type, const std::vector<UserId>& party);
+    // Another node claims a user connected here for its party's ticket.
+    [[nodiscard]] ClaimReplyMessage answer_claim(const NodeId& from, const ClaimMessage& claim);
+    // Another node releases its claim.
+    void release(const ClaimMessage& claim);
+
+    // Node `node` is gone: users connected here in rooms held there are out (222).
+    void end_participations_on(const NodeId& node);
+    // Node `node` is gone: the other homes of parties from here that joined a room there hear it.
+    void tell_parties_joined_at(const NodeId& node);
+
+private:
+    void receive_end(const PushEnvelope& push, Participation& participation);
+    void deliver_locally(const PushEnvelope& push);
+    // Whether `member` may be claimed for `owner`'s party (see party_consent).
+    [[nodiscard]] bool accepted(const UserId& member, TicketType type, const UserId& owner) const;
+    struct PartyClaim;
+    void claim_local_member(PartyClaim& claim, const UserId& user_id);
+    void claim_remote_member(const std::shared_ptr<PartyClaim>& claim, const UserId& user_id,
+                             const std::vector<NodeId>& others);
+    void finish_claims(const std::shared_ptr<PartyClaim>& claim);
+
+    Context& context_;
+    PushSink& sink_;
+    Tickets& tickets_;
+    Rooms& rooms_;
+    Participations participations_;  // of users connected here
+};
+
+}  // namespace matchmesh::ticket
