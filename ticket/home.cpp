@@ -160,6 +160,62 @@ void Home::cancel_participation(const UserId& user, TicketType type, const char*
     }
 }
 
+void Home::join_room(TicketType type, const TicketId& room, const NodeId& node, SharedUser user,
+                     const TicketId& id, std::function<void(Result<void>)> done) {
+    const UserId user_id = user->id;
+    participations_.set(user_id, type, Participation{id, room, node, false});
+    const JoinMessage join{
+        fmt::format("{}/direct", id.str()), room, type, id, {std::move(user)}, {}, false};
+    auto conclude = [this, user_id, type, id, done = std::move(done)](Result<void> outcome) {
+        if (!outcome) {
+            participations_.erase_if_ticket(user_id, type, id);
+        }
+        done(std::move(outcome));
+    };
+    if (node == context_.self()) {
+        auto reply = rooms_.accept_join(join);
+        conclude(reply.accepted ? Result<void>{} : fail(Errc::join_refused, reply.reason));
+        return;
+    }
+    context_.courier.request(
+        node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
+        [this, alive = context_.alive, conclude = std::move(conclude)](
+            std::expected<mesh::PayloadView, mesh::MeshError> reply) mutable {
+            if (!*alive) {
+                return;
+            }
+            auto decoded = reply ? decode_join_reply(*reply, context_.network.reader_options())
+                                 : std::unexpected(reply.error().message);
+            if (decoded && decoded->accepted) {
+                conclude({});
+            } else {
+                conclude(fail(Errc::join_refused, decoded ? decoded->reason : decoded.error()));
+            }
+        });
+}
+
+Result<void> Home::broadcast(TicketType type, const UserId& user, std::uint8_t ver,
+                             std::uint16_t cmd, Bytes message) {
+    const Participation* participation = participations_.find(user, type);
+    if (participation == nullptr) {
+        return fail(Errc::room_not_found, "the user is in no room of this ticket type");
+    }
+    const Participation& where = *participation;
+    if (where.room_node != context_.self()) {
+        context_.courier.request(
+            where.room_node, wire::SERVICE, wire::METHOD_BROADCAST,
+            encode(BroadcastMessage{where.room_id, user, type, ver, cmd, std::move(message)}),
+            [](auto) {});
+        return {};
+    }
+    auto room = rooms_.find(where.room_id);
+    if (room == nullptr) {
+        return fail(Errc::room_not_found, "the room no longer exists");
+    }
+    rooms_.push_to_members(*room, WireKind::broadcast, ver, cmd, message);
+    return {};
+}
+
 void Home::leave_room_of(const UserId& user, TicketType type,
                          std::function<void(Result<void>)> done) {
     const Participation* found = participations_.find(user, type);

@@ -40,6 +40,12 @@ public:
     void receive_push(const PushEnvelope& push);
     // Ends the user's participation of this type here, telling it why unless it completed.
     void cancel_participation(const UserId& user, TicketType type, const char* why);
+    // The user joins room `room` on `node` directly, as ticket `id` (JoinRoomByID).
+    void join_room(TicketType type, const TicketId& room, const NodeId& node, SharedUser user,
+                   const TicketId& id, std::function<void(Result<void>)> done);
+    // A message from the user to every member of the room it is in, wherever that room is held.
+    [[nodiscard]] Result<void> broadcast(TicketType type, const UserId& user, std::uint8_t ver,
+                                         std::uint16_t cmd, Bytes message);
     // The user leaves the room it is in (with its party), wherever that room is held.
     void leave_room_of(const UserId& user, TicketType type, std::function<void(Result<void>)> done);
 

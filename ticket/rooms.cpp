@@ -389,4 +389,16 @@ void Rooms::drop_members_of(const NodeId& node) {
     }
 }
 
+bool Rooms::broadcast_from(const BroadcastMessage& broadcast) {
+    auto room = rooms_.find(broadcast.room_id);
+    const bool member = room != nullptr &&
+                        std::any_of(room->members.begin(), room->members.end(),
+                                    [&](const Member& m) { return m.user->id == broadcast.user; });
+    if (member) {
+        push_to_members(*room, WireKind::broadcast, broadcast.ver, broadcast.cmd,
+                        broadcast.message);
+    }
+    return member;
+}
+
 }  // namespace matchmesh::ticket

@@ -59,6 +59,8 @@ public:
     bool remove_party(Room& room, const TicketId& party, PushKind push, bool announce_leave);
     // `user` leaves room `room_id` with its party (a leave from its home); whether it was there.
     bool leave(const TicketId& room_id, const UserId& user);
+    // A member's broadcast from its home: pushed to every member; whether the sender is one.
+    bool broadcast_from(const BroadcastMessage& broadcast);
     // Members whose home is `node` (gone from the cluster) leave the rooms held here.
     void drop_members_of(const NodeId& node);
 

@@ -360,24 +360,7 @@ void TicketService::leave_from_ticket_matchmaking_with_callback(
 
 Result<void> TicketService::ticket_broadcast(TicketType type, const UserId& user, std::uint8_t ver,
                                              std::uint16_t cmd, Bytes message) {
-    const Participation* participation = home_.participations().find(user, type);
-    if (participation == nullptr) {
-        return fail(Errc::room_not_found, "the user is in no room of this ticket type");
-    }
-    const Participation& where = *participation;
-    if (where.room_node != network_.self().id) {
-        courier_.request(
-            where.room_node, wire::SERVICE, wire::METHOD_BROADCAST,
-            encode(BroadcastMessage{where.room_id, user, type, ver, cmd, std::move(message)}),
-            [](auto) {});
-        return {};
-    }
-    auto room = rooms_.find(where.room_id);
-    if (room == nullptr) {
-        return fail(Errc::room_not_found, "the room no longer exists");
-    }
-    rooms_.push_to_members(*room, WireKind::broadcast, ver, cmd, message);
-    return {};
+    return home_.broadcast(type, user, ver, cmd, std::move(message));
 }
 
 Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId& owner) {
@@ -443,37 +426,8 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
         done(fail(Errc::room_not_found, fmt::format("'{}' is not a room ID", room_id)));
         return;
     }
-    const TicketId id = next_ticket_id();
-    const TicketId room(room_id);
-    home_.participations().set(user, type, Participation{id, room, *node, false});
-    const JoinMessage join{
-        fmt::format("{}/direct", id.str()), room, type, id, {users_.shared(user)}, {}, false};
-    auto conclude = [this, user, type, id, done = std::move(done)](Result<void> outcome) {
-        if (!outcome) {
-            home_.participations().erase_if_ticket(user, type, id);
-        }
-        done(std::move(outcome));
-    };
-    if (*node == network_.self().id) {
-        auto reply = rooms_.accept_join(join);
-        conclude(reply.accepted ? Result<void>{} : fail(Errc::join_refused, reply.reason));
-        return;
-    }
-    courier_.request(
-        *node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
-        [this, alive = alive_, conclude = std::move(conclude)](
-            std::expected<mesh::PayloadView, mesh::MeshError> reply) mutable {
-            if (!*alive) {
-                return;
-            }
-            auto decoded = reply ? decode_join_reply(*reply, network_.reader_options())
-                                 : std::unexpected(reply.error().message);
-            if (decoded && decoded->accepted) {
-                conclude({});
-            } else {
-                conclude(fail(Errc::join_refused, decoded ? decoded->reason : decoded.error()));
-            }
-        });
+    home_.join_room(type, TicketId(room_id), *node, users_.shared(user), next_ticket_id(),
+                    std::move(done));
 }
 
 void TicketService::push_failure(TicketType type, const UserId& user, std::string_view message,
@@ -704,14 +658,7 @@ void TicketService::on_broadcast(const NodeId&, mesh::PayloadView payload,
         responder.fail(mesh::MeshErrc::malformed, broadcast.error());
         return;
     }
-    auto room = rooms_.find(broadcast->room_id);
-    const bool member = room != nullptr &&
-                        std::any_of(room->members.begin(), room->members.end(),
-                                    [&](const Member& m) { return m.user->id == broadcast->user; });
-    if (member) {
-        rooms_.push_to_members(*room, WireKind::broadcast, broadcast->ver, broadcast->cmd,
-                               broadcast->message);
-    }
+    const bool member = rooms_.broadcast_from(*broadcast);
     responder.reply(encode(AckMessage{member, member ? "" : "not a member of that room"}));
 }
 
