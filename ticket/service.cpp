@@ -20,8 +20,9 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
       courier_(network, scheduler, options.courier,
                std::hash<std::string>{}(network.self().id.str())),
       recall_(options.matched_memory),
+      sessions_(network, scheduler, options.session_announce_delay, alive_),
       context_{network_,   scheduler_, matching_, options_,  courier_,
-               callbacks_, users_,     recall_,   counters_, alive_},
+               callbacks_, users(),    recall_,   counters_, alive_},
       tickets_(context_, rooms_, home_),
       rooms_(context_, tickets_, home_),
       home_(context_, sink, tickets_, rooms_) {
@@ -73,7 +74,7 @@ void TicketService::sweep() {
 TicketService::~TicketService() {
     *alive_ = false;
     scheduler_.cancel(sweep_timer_);
-    scheduler_.cancel(announce_timer_);
+    sessions_.stop();
     tickets_.cancel_timers();
 }
 
@@ -93,44 +94,14 @@ TicketId TicketService::next_ticket_id() {
 // --- users ---
 
 void TicketService::connect_user(User user) {
-    if (users_.contains(user.id)) {
+    if (users().contains(user.id)) {
         disconnect_user(user.id);  // a reconnect ends what the old session had in progress
     }
-    user.home = network_.self().id;
-    // Tell every other node: an older session of this user elsewhere must end, so that a user
-    // has one session, hence one ticket per type, in the whole cluster.
-    unannounced_.push_back(SessionStart{user.id, user.epoch});
-    if (unannounced_.size() >= sessions_max) {
-        announce_sessions();
-    } else if (announce_timer_ == 0) {
-        announce_timer_ =
-            scheduler_.run_after(options_.session_announce_delay, [this, alive = alive_] {
-                if (*alive) {
-                    announce_timer_ = 0;
-                    announce_sessions();
-                }
-            });
-    }
-    users_.add(std::move(user));
-}
-
-void TicketService::announce_sessions() {
-    scheduler_.cancel(announce_timer_);
-    announce_timer_ = 0;
-    if (unannounced_.empty()) {
-        return;
-    }
-    const mesh::Payload payload =
-        encode(SessionsMessage{network_.self().id, std::exchange(unannounced_, {})});
-    for (const mesh::MemberInfo& member : network_.live_members()) {
-        if (member.id != network_.self().id) {
-            network_.send(member.id, wire::SERVICE, wire::METHOD_SESSION, payload);
-        }
-    }
+    sessions_.begin(std::move(user));
 }
 
 bool TicketService::set_user_data(const UserId& user, const matching::ValueMap& values) {
-    return users_.update_data(user, values);
+    return users().update_data(user, values);
 }
 
 std::size_t TicketService::ticket_count(TicketPhase phase) const {
@@ -145,13 +116,7 @@ void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
         return;
     }
     for (const SessionStart& session : sessions->users) {
-        const User* local = users_.find(session.user);
-        if (local == nullptr) {
-            continue;
-        }
-        const bool newer = session.epoch > local->epoch ||
-                           (session.epoch == local->epoch && from > network_.self().id);
-        if (newer) {
+        if (sessions_.superseded_by(from, session)) {
             disconnect_user(session.user);
             if (options_.on_superseded) {
                 options_.on_superseded(session.user);
@@ -161,7 +126,7 @@ void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
 }
 
 void TicketService::disconnect_user(const UserId& user) {
-    if (!users_.contains(user)) {
+    if (!users().contains(user)) {
         return;
     }
     for (TicketType type : home_.participations().types_of(user)) {
@@ -175,11 +140,11 @@ void TicketService::disconnect_user(const UserId& user) {
                 cancel_reason_disconnected);  // its session gets nothing more
         }
     }
-    users_.remove(user);
+    users().remove(user);
 }
 
 void TicketService::accept_party(TicketType type, const UserId& member, UserId owner) {
-    users_.consent(type, member, std::move(owner));
+    users().consent(type, member, std::move(owner));
 }
 
 const User* TicketService::find_user(const UserId& user) const {
@@ -218,7 +183,7 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
         return;
     }
     if (party.empty()) {
-        auto created = tickets_.create(type, users_.shared(owner), {}, next_ticket_id());
+        auto created = tickets_.create(type, users().shared(owner), {}, next_ticket_id());
         done(created ? Result<void>{} : std::unexpected(created.error()));
         return;
     }
@@ -247,7 +212,7 @@ void TicketService::start_claimed(TicketType type, const UserId& owner, const Ti
                      : std::unexpected(claimed.error()));
         return;
     }
-    auto created = tickets_.create(type, users_.shared(owner), *claimed, claim_id);
+    auto created = tickets_.create(type, users().shared(owner), *claimed, claim_id);
     if (!created) {
         home_.release_claims(claim_id, type, party);
         done(std::unexpected(created.error()));
@@ -393,7 +358,7 @@ Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId&
     if (room->members.size() >= room->max_members) {
         return fail(Errc::ticket_exists, "the room is full: no seat to backfill");
     }
-    tickets_.start_backfill(*room, users_.shared(owner), std::move(*params), next_ticket_id());
+    tickets_.start_backfill(*room, users().shared(owner), std::move(*params), next_ticket_id());
     return {};
 }
 
@@ -426,7 +391,7 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
         done(fail(Errc::room_not_found, fmt::format("'{}' is not a room ID", room_id)));
         return;
     }
-    home_.join_room(type, TicketId(room_id), *node, users_.shared(user), next_ticket_id(),
+    home_.join_room(type, TicketId(room_id), *node, users().shared(user), next_ticket_id(),
                     std::move(done));
 }
 

@@ -11,8 +11,9 @@
 // room's members and decides every member's terminal push (220 success, 219 timeout, 222 cancel).
 // Each role is a class of its own, owning its state: Tickets (lifecycle.hpp, the tickets owned
 // here), Rooms (rooms.hpp, the rooms held here) and Home (home.hpp, the participations of users
-// connected here). This class is their facade: it owns them and what they share (Context), keeps
-// the sessions, checks each operation's arguments, and routes the other nodes' messages to them.
+// connected here). This class is their facade: it owns them, the sessions (Sessions,
+// sessions.hpp) and what the roles share (Context), checks each operation's arguments, ends what a
+// session had in progress, and routes the other nodes' messages to the roles.
 
 #include <deque>
 #include <functional>
@@ -37,6 +38,7 @@
 #include "ticket/options.hpp"
 #include "ticket/recall.hpp"
 #include "ticket/rooms.hpp"
+#include "ticket/sessions.hpp"
 #include "ticket/state.hpp"
 #include "ticket/wire.hpp"
 
@@ -137,7 +139,7 @@ public:
     [[nodiscard]] const TicketCounters& counters() const { return counters_; }
     [[nodiscard]] std::size_t ticket_count() const { return tickets_.size(); }
     [[nodiscard]] std::size_t ticket_count(TicketPhase phase) const;
-    [[nodiscard]] std::size_t user_count() const { return users_.size(); }
+    [[nodiscard]] std::size_t user_count() const { return users().size(); }
     [[nodiscard]] std::size_t room_count() const { return rooms_.size(); }
     [[nodiscard]] std::size_t participation_count() const { return home_.participations().size(); }
     // Everything held only for a while; zero once all of it has expired.
@@ -174,7 +176,6 @@ private:
     void on_broadcast(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     void on_claim(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     void on_release(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
-    void announce_sessions();
     void on_session(const NodeId& from, mesh::PayloadView payload);
     void on_membership(const mesh::MembershipEvent& event);
     void on_node_gone(const NodeId& node);
@@ -183,7 +184,9 @@ private:
     void sweep();
 
     [[nodiscard]] TicketId next_ticket_id();
-    [[nodiscard]] const User* local_user(const UserId& id) const { return users_.find(id); }
+    [[nodiscard]] LocalUsers& users() { return sessions_.users(); }
+    [[nodiscard]] const LocalUsers& users() const { return sessions_.users(); }
+    [[nodiscard]] const User* local_user(const UserId& id) const { return users().find(id); }
 
     mesh::Network& network_;
     mesh::Scheduler& scheduler_;
@@ -192,19 +195,17 @@ private:
     TicketServiceOptions options_;
     Courier courier_;
     std::map<TicketType, Callbacks> callbacks_;
-    LocalUsers users_;  // connected here
-    Recall recall_;     // joined tickets, accepted joins, delivered pushes, for a while
+    Recall recall_;  // joined tickets, accepted joins, delivered pushes, for a while
     TicketCounters counters_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-    Context context_;  // the above, as the roles see them
+    Sessions sessions_;  // the users connected here, and the announcement of new sessions
+    Context context_;    // the above, as the roles see them
     // The roles, each owning its state; each is built with references to the others it calls.
     Tickets tickets_;         // owned here, in progress
     Rooms rooms_;             // held here
     Home home_;               // the participations of users connected here, and their pushes
     std::set<Key> starting_;  // owners whose party is being claimed
     mesh::TimerId sweep_timer_ = 0;
-    std::vector<SessionStart> unannounced_;  // sessions begun here since the last announcement
-    mesh::TimerId announce_timer_ = 0;
     std::uint64_t next_ticket_ = 1;
 };
 
