@@ -1,10 +1,10 @@
 #pragma once
-// Context: what the ticket service's roles (Tickets, Rooms, Home) all use alike: the node's
-// network, loop and matching service, the service's options and courier, the game's callbacks,
-// the users connected here, what is recalled for a while, the counters, and the flag that tells a
-// late callback the service is gone. A small shared context is the honest shape here: every role
-// needs most of these, and none of them belongs to one role. Everything else a role reaches goes
-// through the other roles' references it was built with.
+// Context: what the ticket service's roles (Tickets, Rooms, Home, PartyClaims) use alike: the
+// node's network, loop and matching service, the service's options and courier, the game's
+// callbacks, the users connected here, what is recalled for a while, the counters, and the flag
+// that tells a late callback the service is gone. A small shared context is the honest shape
+// here: every role needs most of these, and none of them belongs to one role. Everything else a
+// role reaches goes through the other roles' references it was built with.
 //
 // Owned by TicketService, which owns or was given everything it refers to; the roles hold a
 // reference to it. On the node's loop thread.

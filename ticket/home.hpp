@@ -1,14 +1,13 @@
 #pragma once
 // Home: the home node's side of the users connected here: their participations (one per user and
 // ticket type), the pushes delivered to them (each once; a terminal push ends the participation,
-// a 220 keeps it until the room closes or the user leaves), their leaves, the claims of a party's
-// members (here and at the other homes) and their release, and what a node's death means for
-// them. Also the way every push leaves a room: to its member's home, here or over the courier.
+// a 220 keeps it until the room closes or the user leaves), their joins by room ID, broadcasts
+// and leaves, and what a node's death means for them. Also the way every push leaves a room: to
+// its member's home, here or over the courier. A party's claims are PartyClaims' (claims.hpp).
 //
-// Owns: the participations of users connected here, and the party claims under way (each held by
-// its pending answers). Owned by TicketService; on the node's loop thread. Reaches a ticket owned
-// here through Tickets (a push can settle its join) and the rooms held here through Rooms (a
-// leave from a room on this node).
+// Owns: the participations of users connected here. Owned by TicketService; on the node's loop
+// thread. Reaches a ticket owned here through Tickets (a push can settle its join) and the rooms
+// held here through Rooms (a join or leave of a room on this node).
 
 #include <functional>
 #include <memory>
@@ -49,18 +48,6 @@ public:
     // The user leaves the room it is in (with its party), wherever that room is held.
     void leave_room_of(const UserId& user, TicketType type, std::function<void(Result<void>)> done);
 
-    // Claims a party's members for ticket `id`, wherever they are connected; `done` gets them, or
-    // why the party cannot start (every claim then undone).
-    void claim_party(const TicketId& id, TicketType type, const User& owner,
-                     std::vector<UserId> party,
-                     std::function<void(Result<std::vector<User>>)> done);
-    // Undoes a party start: every member, at every node (a claim's answer may have been lost).
-    void release_claims(const TicketId& id, TicketType type, const std::vector<UserId>& party);
-    // Another node claims a user connected here for its party's ticket.
-    [[nodiscard]] ClaimReplyMessage answer_claim(const NodeId& from, const ClaimMessage& claim);
-    // Another node releases its claim.
-    void release(const ClaimMessage& claim);
-
     // Node `node` is gone: users connected here in rooms held there are out (222).
     void end_participations_on(const NodeId& node);
     // Node `node` is gone: the other homes of parties from here that joined a room there hear it.
@@ -69,13 +56,6 @@ public:
 private:
     void receive_end(const PushEnvelope& push, Participation& participation);
     void deliver_locally(const PushEnvelope& push);
-    // Whether `member` may be claimed for `owner`'s party (see party_consent).
-    [[nodiscard]] bool accepted(const UserId& member, TicketType type, const UserId& owner) const;
-    struct PartyClaim;
-    void claim_local_member(PartyClaim& claim, const UserId& user_id);
-    void claim_remote_member(const std::shared_ptr<PartyClaim>& claim, const UserId& user_id,
-                             const std::vector<NodeId>& others);
-    void finish_claims(const std::shared_ptr<PartyClaim>& claim);
 
     Context& context_;
     PushSink& sink_;

@@ -25,7 +25,8 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
                callbacks_, users(),    recall_,   counters_, alive_},
       tickets_(context_, rooms_, home_),
       rooms_(context_, tickets_, home_),
-      home_(context_, sink, tickets_, rooms_) {
+      home_(context_, sink, tickets_, rooms_),
+      claims_(context_, home_.participations()) {
     auto handle =
         [this](mesh::MethodId method,
                void (TicketService::*handler)(const NodeId&, mesh::PayloadView, mesh::Responder)) {
@@ -191,11 +192,11 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
     // members are claimed under the ticket's own ID.
     const TicketId claim_id = next_ticket_id();
     starting_.insert({owner, type});
-    home_.claim_party(claim_id, type, *user, party,
-                      [this, type, owner, claim_id, party,
-                       done = std::move(done)](Result<std::vector<User>> claimed) {
-                          start_claimed(type, owner, claim_id, party, std::move(claimed), done);
-                      });
+    claims_.claim_party(claim_id, type, *user, party,
+                        [this, type, owner, claim_id, party,
+                         done = std::move(done)](Result<std::vector<User>> claimed) {
+                            start_claimed(type, owner, claim_id, party, std::move(claimed), done);
+                        });
 }
 
 void TicketService::start_claimed(TicketType type, const UserId& owner, const TicketId& claim_id,
@@ -206,7 +207,7 @@ void TicketService::start_claimed(TicketType type, const UserId& owner, const Ti
     const User* still = local_user(owner);
     if (!claimed || still == nullptr) {
         if (claimed) {
-            home_.release_claims(claim_id, type, party);
+            claims_.release_claims(claim_id, type, party);
         }
         done(claimed ? fail(Errc::user_not_found, "the owner disconnected")
                      : std::unexpected(claimed.error()));
@@ -214,7 +215,7 @@ void TicketService::start_claimed(TicketType type, const UserId& owner, const Ti
     }
     auto created = tickets_.create(type, users().shared(owner), *claimed, claim_id);
     if (!created) {
-        home_.release_claims(claim_id, type, party);
+        claims_.release_claims(claim_id, type, party);
         done(std::unexpected(created.error()));
         return;
     }
@@ -634,7 +635,7 @@ void TicketService::on_claim(const NodeId& from, mesh::PayloadView payload,
         responder.fail(mesh::MeshErrc::malformed, claim.error());
         return;
     }
-    responder.reply(encode(home_.answer_claim(from, *claim)));
+    responder.reply(encode(claims_.answer_claim(from, *claim)));
 }
 
 void TicketService::on_release(const NodeId&, mesh::PayloadView payload,
@@ -644,7 +645,7 @@ void TicketService::on_release(const NodeId&, mesh::PayloadView payload,
         responder.fail(mesh::MeshErrc::malformed, release.error());
         return;
     }
-    home_.release(*release);
+    claims_.release(*release);
     responder.reply(encode(AckMessage{true, {}}));
 }
 

@@ -11,9 +11,10 @@
 // room's members and decides every member's terminal push (220 success, 219 timeout, 222 cancel).
 // Each role is a class of its own, owning its state: Tickets (lifecycle.hpp, the tickets owned
 // here), Rooms (rooms.hpp, the rooms held here) and Home (home.hpp, the participations of users
-// connected here). This class is their facade: it owns them, the sessions (Sessions,
-// sessions.hpp) and what the roles share (Context), checks each operation's arguments, ends what a
-// session had in progress, and routes the other nodes' messages to the roles.
+// connected here), with PartyClaims (claims.hpp, a party start's claims at its members' homes).
+// This class is their facade: it owns them, the sessions (Sessions, sessions.hpp) and what the
+// roles share (Context), checks each operation's arguments, ends what a session had in progress,
+// and routes the other nodes' messages to the roles.
 
 #include <deque>
 #include <functional>
@@ -30,6 +31,7 @@
 #include "mesh/network.hpp"
 #include "mesh/scheduler.hpp"
 #include "ticket/callbacks.hpp"
+#include "ticket/claims.hpp"
 #include "ticket/context.hpp"
 #include "ticket/courier.hpp"
 #include "ticket/home.hpp"
@@ -204,6 +206,7 @@ private:
     Tickets tickets_;         // owned here, in progress
     Rooms rooms_;             // held here
     Home home_;               // the participations of users connected here, and their pushes
+    PartyClaims claims_;      // a party start's claims on its members; writes home_'s
     std::set<Key> starting_;  // owners whose party is being claimed
     mesh::TimerId sweep_timer_ = 0;
     std::uint64_t next_ticket_ = 1;
