@@ -1,11 +1,13 @@
 // The home side: a connected user's participations, the pushes delivered to it (each once), its
-// leaves, party claims, and what a node's death means for the users connected here.
+// joins by room ID, broadcasts and leaves, and what a node's death means for the users here.
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "mesh/base/assert.hpp"
-#include "ticket/service.hpp"
+#include "ticket/home.hpp"
+#include "ticket/lifecycle.hpp"
+#include "ticket/rooms.hpp"
 #include "ticket/ticket.capnp.h"
 
 namespace matchmesh::ticket {
@@ -22,55 +24,39 @@ PushKind user_kind(WireKind kind) {
     }
 }
 
-TicketError not_accepted(const UserId& member, const UserId& owner) {
-    return TicketError{Errc::party_unavailable,
-                       fmt::format("party member '{}' has not accepted the party of '{}'",
-                                   member.str(), owner.str())};
-}
-
-TicketError busy(const UserId& member) {
-    return TicketError{
-        Errc::party_unavailable,
-        fmt::format("party member '{}' is busy with this ticket type", member.str())};
-}
-
-TicketError not_connected(const UserId& member) {
-    return TicketError{Errc::party_unavailable,
-                       fmt::format("party member '{}' is not connected", member.str())};
-}
-
 }  // namespace
 
-void TicketService::deliver(const NodeId& home, PushEnvelope push) {
-    if (home == network_.self().id) {
+void Home::deliver(const NodeId& home, PushEnvelope push) {
+    if (home == context_.self()) {
         // On a later turn: the sender may be in the middle of changing a room.
-        scheduler_.run_after(Duration(0), [this, alive = alive_, push = std::move(push)] {
-            if (*alive) {
-                receive_push(push);
-            }
-        });
+        context_.scheduler.run_after(Duration(0),
+                                     [this, alive = context_.alive, push = std::move(push)] {
+                                         if (*alive) {
+                                             receive_push(push);
+                                         }
+                                     });
         return;
     }
-    courier_.request(home, wire::SERVICE, wire::METHOD_PUSH, encode(push), [](auto) {});
+    context_.courier.request(home, wire::SERVICE, wire::METHOD_PUSH, encode(push), [](auto) {});
 }
 
-void TicketService::deliver_locally(const PushEnvelope& push) {
-    ++counters_.pushes_delivered;
+void Home::deliver_locally(const PushEnvelope& push) {
+    ++context_.counters.pushes_delivered;
     sink_.push(push.user, PushMessage{push.ticket_type, user_kind(push.kind), push.ver, push.cmd,
                                       push.message, push.ticket_id, push.room_id.str()});
 }
 
-void TicketService::receive_push(const PushEnvelope& push) {
+void Home::receive_push(const PushEnvelope& push) {
     Participation* found = participations_.of_ticket(push.user, push.ticket_type, push.ticket_id);
     if (found == nullptr) {
-        ++counters_.pushes_dropped;  // a ticket the user no longer has here
+        ++context_.counters.pushes_dropped;  // a ticket the user no longer has here
         return;
     }
     // A push from another room for a ticket of ours still waiting for its join's answer means
     // that join succeeded (the answer may have been lost; the push says as much).
     if (auto ticket = tickets_.find(push.ticket_id);
         ticket != nullptr && ticket->joining && ticket->joining->room_id == push.room_id) {
-        conclude_join(*ticket);
+        tickets_.conclude_join(*ticket);
         found = participations_.of_ticket(push.user, push.ticket_type, push.ticket_id);
         if (found == nullptr) {
             return;
@@ -80,7 +66,7 @@ void TicketService::receive_push(const PushEnvelope& push) {
     if (push.room_id != participation.room_id && tickets_.contains(push.ticket_id)) {
         // The ticket still lives here, in its own room: this comes from a room whose join it
         // gave up on and then left (the room may have taken the party after all), not its end.
-        ++counters_.pushes_dropped;
+        ++context_.counters.pushes_dropped;
         return;
     }
     switch (push.kind) {
@@ -100,13 +86,13 @@ void TicketService::receive_push(const PushEnvelope& push) {
             if (participation.completed && participation.room_id == push.room_id) {
                 participations_.erase(push.user, push.ticket_type);
             } else {
-                ++counters_.pushes_dropped;
+                ++context_.counters.pushes_dropped;
             }
             return;
         case WireKind::broadcast:
         case WireKind::announce:
         case WireKind::failure:
-            if (recall_.first_sight(push.push_id, scheduler_.now())) {
+            if (context_.recall.first_sight(push.push_id, context_.scheduler.now())) {
                 deliver_locally(push);
             }
             return;
@@ -115,9 +101,9 @@ void TicketService::receive_push(const PushEnvelope& push) {
 
 // A ticket's end, heard at its member's home: delivered once; a success keeps the participation
 // (the room may still close, broadcast or take late joiners), the others end it and tell the game.
-void TicketService::receive_end(const PushEnvelope& push, Participation& participation) {
+void Home::receive_end(const PushEnvelope& push, Participation& participation) {
     if (participation.completed) {
-        ++counters_.pushes_dropped;  // already ended; this is a repeat
+        ++context_.counters.pushes_dropped;  // already ended; this is a repeat
         return;
     }
     deliver_locally(push);
@@ -129,9 +115,9 @@ void TicketService::receive_end(const PushEnvelope& push, Participation& partici
         return;
     }
     participations_.erase(push.user, push.ticket_type);  // `participation` goes with it
-    const Callbacks* handlers = callbacks(push.ticket_type);
+    const Callbacks* handlers = context_.callbacks(push.ticket_type);
     if (handlers != nullptr && push.user != push.room_owner) {
-        const User* user = local_user(push.user);
+        const User* user = context_.local_user(push.user);
         if (push.kind == WireKind::timeout && handlers->on_matched_ticket_timeout) {
             handlers->on_matched_ticket_timeout(push.room_owner, user);
         } else if (push.kind == WireKind::cancel && handlers->on_matched_ticket_canceled) {
@@ -140,7 +126,7 @@ void TicketService::receive_end(const PushEnvelope& push, Participation& partici
     }
 }
 
-void TicketService::cancel_participation(const UserId& user, TicketType type, const char* why) {
+void Home::cancel_participation(const UserId& user, TicketType type, const char* why) {
     const Participation* found = participations_.find(user, type);
     if (found == nullptr) {
         return;
@@ -157,15 +143,71 @@ void TicketService::cancel_participation(const UserId& user, TicketType type, co
     }
 }
 
-void TicketService::leave_room_of(const UserId& user, TicketType type,
-                                  std::function<void(Result<void>)> done) {
+void Home::join_room(TicketType type, const TicketId& room, const NodeId& node, SharedUser user,
+                     const TicketId& id, std::function<void(Result<void>)> done) {
+    const UserId user_id = user->id;
+    participations_.set(user_id, type, Participation{id, room, node, false});
+    const JoinMessage join{
+        fmt::format("{}/direct", id.str()), room, type, id, {std::move(user)}, {}, false};
+    auto conclude = [this, user_id, type, id, done = std::move(done)](Result<void> outcome) {
+        if (!outcome) {
+            participations_.erase_if_ticket(user_id, type, id);
+        }
+        done(std::move(outcome));
+    };
+    if (node == context_.self()) {
+        auto reply = rooms_.accept_join(join);
+        conclude(reply.accepted ? Result<void>{} : fail(Errc::join_refused, reply.reason));
+        return;
+    }
+    context_.courier.request(
+        node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
+        [this, alive = context_.alive, conclude = std::move(conclude)](
+            std::expected<mesh::PayloadView, mesh::MeshError> reply) mutable {
+            if (!*alive) {
+                return;
+            }
+            auto decoded = reply ? decode_join_reply(*reply, context_.network.reader_options())
+                                 : std::unexpected(reply.error().message);
+            if (decoded && decoded->accepted) {
+                conclude({});
+            } else {
+                conclude(fail(Errc::join_refused, decoded ? decoded->reason : decoded.error()));
+            }
+        });
+}
+
+Result<void> Home::broadcast(TicketType type, const UserId& user, std::uint8_t ver,
+                             std::uint16_t cmd, Bytes message) {
+    const Participation* participation = participations_.find(user, type);
+    if (participation == nullptr) {
+        return fail(Errc::room_not_found, "the user is in no room of this ticket type");
+    }
+    const Participation& where = *participation;
+    if (where.room_node != context_.self()) {
+        context_.courier.request(
+            where.room_node, wire::SERVICE, wire::METHOD_BROADCAST,
+            encode(BroadcastMessage{where.room_id, user, type, ver, cmd, std::move(message)}),
+            [](auto) {});
+        return {};
+    }
+    auto room = rooms_.find(where.room_id);
+    if (room == nullptr) {
+        return fail(Errc::room_not_found, "the room no longer exists");
+    }
+    rooms_.push_to_members(*room, WireKind::broadcast, ver, cmd, message);
+    return {};
+}
+
+void Home::leave_room_of(const UserId& user, TicketType type,
+                         std::function<void(Result<void>)> done) {
     const Participation* found = participations_.find(user, type);
     if (found == nullptr) {
         done(fail(Errc::room_not_found, "the user is in no room of this ticket type"));
         return;
     }
     const Participation participation = *found;
-    if (participation.room_node == network_.self().id) {
+    if (participation.room_node == context_.self()) {
         auto room = rooms_.find(participation.room_id);
         if (room == nullptr) {
             done(fail(Errc::room_not_found, "the room no longer exists"));
@@ -177,14 +219,14 @@ void TicketService::leave_room_of(const UserId& user, TicketType type,
             done(fail(Errc::room_not_found, "the user is not a member of its room"));
             return;
         }
-        remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
+        rooms_.remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
         done({});
         return;
     }
-    courier_.request(
+    context_.courier.request(
         participation.room_node, wire::SERVICE, wire::METHOD_LEAVE,
         encode(LeaveMessage{participation.room_id, user, type}),
-        [this, alive = alive_, user, type,
+        [this, alive = context_.alive, user, type,
          done = std::move(done)](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
             if (!*alive) {
                 return;
@@ -195,160 +237,23 @@ void TicketService::leave_room_of(const UserId& user, TicketType type,
                 done({});
                 return;
             }
-            auto left = decode_leave_reply(*reply, network_.reader_options());
+            auto left = decode_leave_reply(*reply, context_.network.reader_options());
             done(left && *left ? Result<void>{}
                                : fail(Errc::room_not_found, "the room no longer has this user"));
         });
 }
 
-// A party start gathering its members, wherever they are connected: the members claimed so far,
-// the answers still awaited, and the first reason the party cannot start.
-struct TicketService::PartyClaim {
-    TicketId id;
-    TicketType type = 0;
-    UserId owner;
-    std::vector<UserId> party;
-    std::vector<User> claimed;
-    std::size_t waiting = 0;
-    std::optional<TicketError> error;
-    std::function<void(Result<std::vector<User>>)> done;
-};
-
-void TicketService::claim_party(const TicketId& id, TicketType type, const User& owner,
-                                std::vector<UserId> party,
-                                std::function<void(Result<std::vector<User>>)> done) {
-    auto claim = std::make_shared<PartyClaim>(
-        PartyClaim{id, type, owner.id, std::move(party), {}, 0, std::nullopt, std::move(done)});
-    std::vector<NodeId> others;
-    for (const mesh::MemberInfo& member : network_.live_members()) {
-        if (member.id != network_.self().id) {
-            others.push_back(member.id);
-        }
-    }
-    for (const UserId& user_id : claim->party) {
-        if (user_id == owner.id) {
-            continue;
-        }
-        if (local_user(user_id) != nullptr) {
-            claim_local_member(*claim, user_id);
-        } else if (others.empty()) {
-            claim->error = not_connected(user_id);
-        } else {
-            claim_remote_member(claim, user_id, others);
-        }
-    }
-    finish_claims(claim);
-}
-
-void TicketService::claim_local_member(PartyClaim& claim, const UserId& user_id) {
-    if (!accepted(user_id, claim.type, claim.owner)) {
-        claim.error = not_accepted(user_id, claim.owner);
-    } else if (participations_.contains(user_id, claim.type)) {
-        claim.error = busy(user_id);
-    } else {
-        participations_.set(user_id, claim.type,
-                            Participation{claim.id, claim.id, network_.self().id, false});
-        claim.claimed.push_back(*local_user(user_id));
-    }
-}
-
-// Not connected here: every other node is asked; the one the user is connected to claims it.
-void TicketService::claim_remote_member(const std::shared_ptr<PartyClaim>& claim,
-                                        const UserId& user_id, const std::vector<NodeId>& others) {
-    auto answers = std::make_shared<std::size_t>(others.size());
-    auto found = std::make_shared<bool>(false);
-    ++claim->waiting;
-    for (const NodeId& node : others) {
-        network_.request(node, wire::SERVICE, wire::METHOD_CLAIM,
-                         encode(ClaimMessage{claim->id, claim->type, user_id, claim->owner}),
-                         options_.join_timeout,
-                         [this, alive = alive_, claim, answers, found,
-                          user_id](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
-                             if (!*alive) {
-                                 return;
-                             }
-                             auto answer =
-                                 reply ? decode_claim_reply(*reply, network_.reader_options())
-                                       : std::unexpected(reply.error().message);
-                             if (answer && answer->claimed) {
-                                 *found = true;
-                                 claim->claimed.push_back(answer->user);
-                             } else if (answer && answer->refusal == ClaimRefusal::busy) {
-                                 claim->error = busy(user_id);
-                             } else if (answer && answer->refusal == ClaimRefusal::not_accepted) {
-                                 claim->error = not_accepted(user_id, claim->owner);
-                             }
-                             if (--*answers == 0) {
-                                 if (!*found && !claim->error) {
-                                     claim->error = not_connected(user_id);
-                                 }
-                                 --claim->waiting;
-                                 finish_claims(claim);
-                             }
-                         });
-    }
-}
-
-// Once every answer is in: the party starts with the members claimed, or every claim is undone.
-void TicketService::finish_claims(const std::shared_ptr<PartyClaim>& claim) {
-    if (claim->waiting > 0) {
-        return;
-    }
-    // A member claimed here may have lost its claim while others answered (it disconnected,
-    // which ends its participation): it has been told, so the ticket must not start with it.
-    for (const User& user : claim->claimed) {
-        if (!claim->error && user.home == network_.self().id &&
-            participations_.of_ticket(user.id, claim->type, claim->id) == nullptr) {
-            claim->error = TicketError{
-                Errc::party_unavailable,
-                fmt::format("party member '{}' lost its claim while the party was gathered",
-                            user.id.str())};
-        }
-    }
-    if (claim->error) {
-        release_claims(claim->id, claim->type, claim->party);
-        claim->done(std::unexpected(*claim->error));
-    } else {
-        claim->done(claim->claimed);
-    }
-}
-
-void TicketService::release_claims(const TicketId& id, TicketType type,
-                                   const std::vector<UserId>& party) {
-    for (const UserId& user : party) {
-        participations_.erase_if_ticket(user, type, id);
-        for (const mesh::MemberInfo& member : network_.live_members()) {
-            if (member.id != network_.self().id) {
-                courier_.request(member.id, wire::SERVICE, wire::METHOD_RELEASE,
-                                 encode(ClaimMessage{id, type, user, {}}), [](auto) {});
-            }
-        }
-    }
-}
-
-void TicketService::on_node_gone(const NodeId& node) {
+void Home::end_participations_on(const NodeId& node) {
     // Users connected here, in rooms held there: those rooms are gone.
     for (const auto& [user, type] : participations_.in_rooms_on(node)) {
         cancel_participation(user, type, cancel_reason_room_gone);
     }
-    // Rooms held here with members connected there: those members left.
-    std::vector<std::pair<TicketId, TicketId>> parties;
-    for (const auto& [room_id, room] : rooms_.all()) {
-        for (const Member& member : room.members) {
-            if (member.user->home == node) {
-                parties.emplace_back(room_id, member.ticket_id);
-            }
-        }
-    }
-    for (const auto& [room_id, party] : parties) {
-        if (auto room = rooms_.find(room_id); room != nullptr) {
-            remove_party(*room, party, PushKind::cancel, true);
-        }
-    }
-    // Parties that joined a room there: tell their other members' homes.
-    for (const auto& [id, joined] : recall_.take_joined_at(node)) {
+}
+
+void Home::tell_parties_joined_at(const NodeId& node) {
+    for (const auto& [id, joined] : context_.recall.take_joined_at(node)) {
         for (const SharedUser& user : joined.party) {
-            if (user->home != network_.self().id) {
+            if (user->home != context_.self()) {
                 deliver(user->home, PushEnvelope{fmt::format("{}:gone", id.str()),
                                                  user->id,
                                                  joined.type,

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "mesh/base/assert.hpp"
-#include "ticket/service.hpp"
+#include "ticket/home.hpp"
+#include "ticket/lifecycle.hpp"
+#include "ticket/rooms.hpp"
 #include "ticket/ticket.capnp.h"
 
 namespace matchmesh::ticket {
@@ -23,19 +25,17 @@ std::string_view room_of_item(std::string_view item_id) {
 
 }  // namespace
 
-OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) {
-    return tickets_.of_owner(owner, type);
-}
-
-const OwnedTicket* TicketService::owned(TicketType type, const UserId& owner) const {
-    return tickets_.of_owner(owner, type);
-}
-
-Holder TicketService::holder_of(const TicketSettings& params) const {
+Holder holder_of(const TicketSettings& params) {
     return Holder{params.add_properties, params.search_properties, params.application_data};
 }
 
-TicketSettings TicketService::settle(TicketParams params) {
+Tickets::Tickets(Context& context, Rooms& rooms, Home& home)
+    : context_(context),
+      rooms_(rooms),
+      home_(home),
+      random_(std::hash<std::string>{}(context.self().str()) + 1) {}
+
+TicketSettings Tickets::settle(TicketParams params) {
     TicketNames names{add_profiles(params), search_profiles(params), tags_of(params)};
     auto shared = names_.find(names);
     if (shared == names_.end()) {
@@ -55,25 +55,20 @@ TicketSettings TicketService::settle(TicketParams params) {
                           params.how_many};
 }
 
-Holder TicketService::owner_holder(const Room& room) const {
-    auto live = tickets_.find(room.live_ticket);
-    return live != nullptr && !live->backfill ? holder_of(live->params)
-                                              : room.extras().ticket_properties.owner;
-}
-
-Result<OwnedTicket*> TicketService::create_ticket(TicketType type, SharedUser owner,
-                                                  std::vector<User> party, TicketId id) {
+Result<OwnedTicket*> Tickets::create(TicketType type, SharedUser owner, std::vector<User> party,
+                                     TicketId id) {
     MM_ASSERT(owner != nullptr);
-    if (tickets_.size() >= options_.tickets_max) {
+    if (tickets_.size() >= context_.options.tickets_max) {
         return fail(Errc::unavailable,
                     fmt::format("this node holds {} tickets, its limit", tickets_.size()));
     }
-    const Callbacks* handlers = callbacks(type);
+    const Callbacks* handlers = context_.callbacks(type);
     std::optional<TicketParams> params = handlers->on_issue_ticket(*owner);
     if (!params) {
         return fail(Errc::failed_to_create, "OnIssueTicket gave no ticket parameters");
     }
-    if (auto ok = validate_params(*params, options_.limits, party.size() + 1, matching_.profiles());
+    if (auto ok = validate_params(*params, context_.options.limits, party.size() + 1,
+                                  context_.matching.profiles());
         !ok) {
         return std::unexpected(ok.error());
     }
@@ -85,19 +80,20 @@ Result<OwnedTicket*> TicketService::create_ticket(TicketType type, SharedUser ow
     for (User& member : party) {
         ticket.party.push_back(std::make_shared<const User>(std::move(member)));
     }
-    ticket.deadline = scheduler_.now() + params->ticket_duration;
+    ticket.deadline = context_.scheduler.now() + params->ticket_duration;
     ticket.params = settle(std::move(*params));
     const UserId owner_id = ticket.owner();
     OwnedTicket& stored = tickets_.add(id, owner_id, type, std::move(ticket));
-    Room& room = open_room(stored);
+    Room& room = rooms_.open(stored);
     for (const SharedUser& user : stored.party) {
-        if (user->home == network_.self().id) {
-            participations_.set(user->id, type, Participation{id, id, network_.self().id, false});
+        if (user->home == context_.self()) {
+            home_.participations().set(user->id, type,
+                                       Participation{id, id, context_.self(), false});
         } else {  // claimed at its home earlier: now the ticket exists
-            push_to_member(room, Member{user, id}, WireKind::placed, 0, 0, {});
+            rooms_.push_to_member(room, Member{user, id}, WireKind::placed, 0, 0, {});
         }
     }
-    ++counters_.started;
+    ++context_.counters.started;
     if (stored.params.search_tries == 0) {
         start_waiting(stored);
     } else {
@@ -106,23 +102,49 @@ Result<OwnedTicket*> TicketService::create_ticket(TicketType type, SharedUser ow
     return &stored;
 }
 
-void TicketService::arm(OwnedTicket& ticket) {
-    scheduler_.cancel(ticket.timer);
+void Tickets::start_backfill(Room& room, SharedUser owner, TicketParams params, TicketId id) {
+    MM_ASSERT(owner != nullptr && room.live_ticket.empty());  // one live ticket per room
+    OwnedTicket ticket;
+    ticket.id = id;
+    ticket.room_id = room.id;
+    ticket.type = room.type;
+    ticket.party.push_back(std::move(owner));
+    ticket.deadline = context_.scheduler.now() + params.ticket_duration;
+    ticket.params = settle(std::move(params));
+    ticket.backfill = true;
+    room.live_ticket = id;
+    const UserId owner_id = ticket.owner();
+    OwnedTicket& stored = tickets_.add(id, owner_id, room.type, std::move(ticket));
+    start_waiting(stored);
+}
+
+void Tickets::forget_unused_names() {
+    std::erase_if(names_, [](const auto& names) { return names.use_count() == 1; });
+}
+
+void Tickets::cancel_timers() {
+    for (const auto& [id, ticket] : tickets_.all()) {
+        context_.scheduler.cancel(ticket.timer);
+    }
+}
+
+void Tickets::arm(OwnedTicket& ticket) {
+    context_.scheduler.cancel(ticket.timer);
     const Time at = std::min(ticket.next_step, ticket.deadline);
     // Every end of a ticket, and the service's, cancels this timer: it needs no liveness guard
     // (and so stays small enough for one heap block less per waiting ticket).
-    ticket.timer =
-        scheduler_.run_after(at - scheduler_.now(), [this, id = ticket.id] { wake(id); });
+    ticket.timer = context_.scheduler.run_after(at - context_.scheduler.now(),
+                                                [this, id = ticket.id] { wake(id); });
 }
 
-void TicketService::wake(const TicketId& id) {
+void Tickets::wake(const TicketId& id) {
     auto found = tickets_.find(id);
     if (found == nullptr) {
         return;
     }
     OwnedTicket& ticket = *found;
     ticket.timer = 0;
-    if (scheduler_.now() >= ticket.deadline) {
+    if (context_.scheduler.now() >= ticket.deadline) {
         on_deadline(id);
         return;
     }
@@ -136,12 +158,12 @@ void TicketService::wake(const TicketId& id) {
     }
 }
 
-void TicketService::schedule_search(OwnedTicket& ticket, Duration delay) {
-    ticket.next_step = scheduler_.now() + delay;
+void Tickets::schedule_search(OwnedTicket& ticket, Duration delay) {
+    ticket.next_step = context_.scheduler.now() + delay;
     arm(ticket);
 }
 
-void TicketService::run_search(const TicketId& id) {
+void Tickets::run_search(const TicketId& id) {
     auto found = tickets_.find(id);
     if (found == nullptr || found->phase != TicketPhase::searching || found->joining) {
         return;
@@ -149,12 +171,12 @@ void TicketService::run_search(const TicketId& id) {
     start_search(*found);
 }
 
-void TicketService::start_search(OwnedTicket& ticket) {
-    ++counters_.searches;
-    auto started = matching_.search_with_range_with_tags(
+void Tickets::start_search(OwnedTicket& ticket) {
+    ++context_.counters.searches;
+    auto started = context_.matching.search_with_range_with_tags(
         ticket.params.names->search_profiles, ticket.params.names->tags,
         ticket.params.search_properties, ticket.params.how_many,
-        [this, alive = alive_, id = ticket.id](matching::SearchOutcome outcome) {
+        [this, alive = context_.alive, id = ticket.id](matching::SearchOutcome outcome) {
             if (*alive) {
                 on_search_results(id, std::move(outcome));
             }
@@ -174,18 +196,19 @@ void TicketService::start_search(OwnedTicket& ticket) {
 // While arrivals keep coming a searcher usually finds a waiting ticket before that, so the extra
 // search is paid mostly when it is needed. While it tries a join its own room is closed; two
 // that try each other at once are settled by yield_to_crossed_join.
-void TicketService::schedule_wait_search(const OwnedTicket& ticket) {
+void Tickets::schedule_wait_search(const OwnedTicket& ticket) {
     if (ticket.wait_searches >= ticket.params.wait_searches || ticket.backfill) {
         return;
     }
-    scheduler_.run_after(ticket.params.wait_search_after, [this, alive = alive_, id = ticket.id] {
-        if (*alive) {
-            run_wait_search(id);
-        }
-    });
+    context_.scheduler.run_after(ticket.params.wait_search_after,
+                                 [this, alive = context_.alive, id = ticket.id] {
+                                     if (*alive) {
+                                         run_wait_search(id);
+                                     }
+                                 });
 }
 
-void TicketService::run_wait_search(const TicketId& id) {
+void Tickets::run_wait_search(const TicketId& id) {
     auto found = tickets_.find(id);
     if (found == nullptr || found->phase != TicketPhase::waiting || found->looking ||
         found->joining) {
@@ -200,12 +223,12 @@ void TicketService::run_wait_search(const TicketId& id) {
     start_search(ticket);
 }
 
-bool TicketService::alone_in_room(const OwnedTicket& ticket) const {
+bool Tickets::alone_in_room(const OwnedTicket& ticket) const {
     auto room = rooms_.find(ticket.room_id);
     return room != nullptr && room->members.size() == ticket.party.size();
 }
 
-void TicketService::end_wait_search(OwnedTicket& ticket) {
+void Tickets::end_wait_search(OwnedTicket& ticket) {
     ticket.looking = false;
     if (auto room = rooms_.find(ticket.room_id); room != nullptr) {
         room->state = RoomState::waiting;
@@ -213,7 +236,24 @@ void TicketService::end_wait_search(OwnedTicket& ticket) {
     schedule_wait_search(ticket);
 }
 
-void TicketService::on_search_results(const TicketId& id, matching::SearchOutcome outcome) {
+// Two waiting tickets whose wait searches found each other send each other a join at once, each
+// with its own room closed until its answer: both would be refused and both go on waiting. The
+// ticket with the lower ID gives its join up and takes the other in. Its own join is sure to be
+// refused: the other room stays closed until that other ticket hears back, and by then it has
+// joined this room and is gone.
+void Tickets::yield_to_crossed_join(Room& room, const JoinMessage& join) {
+    auto ticket = tickets_.find(room.live_ticket);
+    if (ticket == nullptr || !ticket->looking || !ticket->joining ||
+        ticket->joining->room_id != join.ticket_id || !(room.id.str() < join.ticket_id.str())) {
+        return;
+    }
+    MM_ASSERT(room.state == RoomState::searching);
+    ticket->joining.reset();
+    ticket->looking = false;
+    room.state = RoomState::waiting;
+}
+
+void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outcome) {
     auto found = tickets_.find(id);
     if (found == nullptr || (found->phase != TicketPhase::searching && !found->looking)) {
         return;
@@ -243,8 +283,8 @@ void TicketService::on_search_results(const TicketId& id, matching::SearchOutcom
     try_next_candidate(ticket);
 }
 
-void TicketService::try_next_candidate(OwnedTicket& ticket) {
-    if (scheduler_.now() >= ticket.deadline) {  // it passed while a search or join was out
+void Tickets::try_next_candidate(OwnedTicket& ticket) {
+    if (context_.scheduler.now() >= ticket.deadline) {  // it passed while a search or join was out
         on_deadline(ticket.id);
         return;
     }
@@ -276,7 +316,7 @@ void TicketService::try_next_candidate(OwnedTicket& ticket) {
     }
 }
 
-void TicketService::send_join(const TicketId& id) {
+void Tickets::send_join(const TicketId& id) {
     OwnedTicket& ticket = tickets_.at(id);
     MM_ASSERT(ticket.joining != nullptr);
     const JoinMessage join{ticket.joining->attempt,
@@ -290,17 +330,18 @@ void TicketService::send_join(const TicketId& id) {
     if (auto room = rooms_.find(ticket.room_id); ticket.looking && room != nullptr) {
         room->state = RoomState::searching;  // a party in two rooms would be two matches
     }
-    if (ticket.joining->node == network_.self().id) {
-        auto reply = accept_join(join);
-        scheduler_.run_after(Duration(0), [this, alive = alive_, id, attempt, reply] {
-            if (*alive) {
-                on_join_reply(id, attempt, reply);
-            }
-        });
+    if (ticket.joining->node == context_.self()) {
+        auto reply = rooms_.accept_join(join);
+        context_.scheduler.run_after(Duration(0),
+                                     [this, alive = context_.alive, id, attempt, reply] {
+                                         if (*alive) {
+                                             on_join_reply(id, attempt, reply);
+                                         }
+                                     });
         return;
     }
     // A join honours its ticket's deadline: no retry starts after it.
-    auto answered = [this, alive = alive_, id, attempt, node = ticket.joining->node,
+    auto answered = [this, alive = context_.alive, id, attempt, node = ticket.joining->node,
                      leave = LeaveMessage{ticket.joining->room_id, ticket.owner(), ticket.type}](
                         std::expected<mesh::PayloadView, mesh::MeshError> reply) {
         if (!*alive) {
@@ -314,20 +355,21 @@ void TicketService::send_join(const TicketId& id) {
                 // The room's node may have taken the party without its answer arriving: leave,
                 // so that it does not keep members who were told something else. (Not when a
                 // push from that room already said the join succeeded: the party is there.)
-                courier_.request(node, wire::SERVICE, wire::METHOD_LEAVE, encode(leave),
-                                 [](auto) {});
+                context_.courier.request(node, wire::SERVICE, wire::METHOD_LEAVE, encode(leave),
+                                         [](auto) {});
             }
             on_join_reply(id, attempt, std::unexpected(reply.error().message));
         } else {
-            on_join_reply(id, attempt, decode_join_reply(*reply, network_.reader_options()));
+            on_join_reply(id, attempt,
+                          decode_join_reply(*reply, context_.network.reader_options()));
         }
     };
-    courier_.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
-                     std::move(answered), ticket.deadline);
+    context_.courier.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
+                             std::move(answered), ticket.deadline);
 }
 
-void TicketService::on_join_reply(const TicketId& id, const std::string& attempt,
-                                  std::expected<JoinReplyMessage, std::string> reply) {
+void Tickets::on_join_reply(const TicketId& id, const std::string& attempt,
+                            std::expected<JoinReplyMessage, std::string> reply) {
     auto found = tickets_.find(id);
     if (found == nullptr || !found->joining || found->joining->attempt != attempt) {
         return;
@@ -338,14 +380,14 @@ void TicketService::on_join_reply(const TicketId& id, const std::string& attempt
         return;
     }
     ticket.joining.reset();
-    ++counters_.joins_refused;
+    ++context_.counters.joins_refused;
     if (reply && reply->taken) {
         ++ticket.taken;
     }
     if (ticket.cancel_requested) {
-        end_ticket(id, PushKind::cancel);
+        end(id, PushKind::cancel);
     } else if (ticket.expired) {
-        end_ticket(id, ticket.complete_when_expire ? PushKind::success : PushKind::timeout);
+        end(id, ticket.complete_when_expire ? PushKind::success : PushKind::timeout);
     } else {
         spread_candidates(ticket);
         try_next_candidate(ticket);
@@ -357,7 +399,7 @@ void TicketService::on_join_reply(const TicketId& id, const std::string& attempt
 // and the refused joins would grow with the load, each a round trip that slows the next. So each
 // try, the first included, is drawn from the next few rooms: searchers spread over the rooms
 // while still trying the longest waiting ones first.
-void TicketService::spread_candidates(OwnedTicket& ticket) {
+void Tickets::spread_candidates(OwnedTicket& ticket) {
     constexpr std::size_t window = 8;
     const std::size_t left = ticket.candidates.size() - ticket.next_candidate;
     if (left > 1) {
@@ -368,33 +410,47 @@ void TicketService::spread_candidates(OwnedTicket& ticket) {
     }
 }
 
-void TicketService::conclude_join(OwnedTicket& ticket) {
+void Tickets::extend_on_join(const TicketId& id) {
+    auto ticket = tickets_.find(id);
+    if (ticket == nullptr) {
+        return;
+    }
+    const auto extension = ticket->params.timeout_extension_on_match_join;
+    if (extension.count() > 0) {
+        ticket->deadline += extension;
+        arm(*ticket);
+    }
+}
+
+void Tickets::conclude_join(OwnedTicket& ticket) {
     MM_ASSERT(ticket.joining != nullptr && ticket.phase != TicketPhase::matched);
     // The party now belongs to that room; its node decides the rest, pushes included.
     const JoinAttempt joined = *ticket.joining;
     const TicketId id = ticket.id;
     ticket.joining.reset();
     remove_items(ticket);  // a waiting ticket's, while its phase still says it has some
-    ++counters_.joins_accepted;
+    ++context_.counters.joins_accepted;
     if (ticket.cancel_requested) {
-        courier_.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
-                         encode(LeaveMessage{joined.room_id, ticket.owner(), ticket.type}),
-                         [](auto) {});
+        context_.courier.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
+                                 encode(LeaveMessage{joined.room_id, ticket.owner(), ticket.type}),
+                                 [](auto) {});
     }
     for (const SharedUser& user : ticket.party) {
-        if (Participation* participation = participations_.of_ticket(user->id, ticket.type, id)) {
+        if (Participation* participation =
+                home_.participations().of_ticket(user->id, ticket.type, id)) {
             participation->room_id = joined.room_id;
             participation->room_node = joined.node;
         }
     }
-    recall_.joined(id, MatchedTicket{ticket.type, ticket.party, joined.node, {}}, scheduler_.now());
+    context_.recall.joined(id, MatchedTicket{ticket.type, ticket.party, joined.node, {}},
+                           context_.scheduler.now());
     ticket.phase = TicketPhase::matched;
-    finish_ticket(ticket);
-    delete_room(id);
+    finish(ticket);
+    rooms_.erase(id);
     tickets_.erase(id, ticket.owner(), ticket.type);
 }
 
-void TicketService::start_waiting(OwnedTicket& ticket) {
+void Tickets::start_waiting(OwnedTicket& ticket) {
     MM_ASSERT(ticket.phase == TicketPhase::searching && ticket.joining == nullptr);
     ticket.phase = TicketPhase::waiting;
     if (auto room = rooms_.find(ticket.room_id); room != nullptr) {
@@ -404,32 +460,32 @@ void TicketService::start_waiting(OwnedTicket& ticket) {
     schedule_wait_search(ticket);
 }
 
-void TicketService::refresh_items(const TicketId& id) {
+void Tickets::refresh_items(const TicketId& id) {
     auto found = tickets_.find(id);
     if (found == nullptr || found->phase != TicketPhase::waiting) {
         return;
     }
     OwnedTicket& ticket = *found;
-    const Duration remaining = ticket.deadline - scheduler_.now();
+    const Duration remaining = ticket.deadline - context_.scheduler.now();
     const auto ttl = std::clamp(
         std::chrono::duration_cast<std::chrono::seconds>(remaining) + std::chrono::seconds(1),
-        std::chrono::seconds(1), options_.item_ttl_max);
+        std::chrono::seconds(1), context_.options.item_ttl_max);
     const auto& tags = ticket.params.names->tags;
     for (std::size_t t = 0; t < tags.size(); ++t) {
         for (const std::string& profile : ticket.params.names->add_profiles) {
             // Fails only when no node stores items right now; the next refresh tries again.
-            (void)matching_.add(profile, item_id(ticket.room_id, t), tags[t],
-                                ticket.params.add_properties, {}, ttl);
+            (void)context_.matching.add(profile, item_id(ticket.room_id, t), tags[t],
+                                        ticket.params.add_properties, {}, ttl);
         }
     }
     // Refresh at half the TTL, so the items never lapse while the ticket waits.
     const Duration half =
         std::chrono::duration_cast<Duration>(ttl) / 2;  // not whole seconds: 1 s / 2
-    ticket.next_step = scheduler_.now() + half;
+    ticket.next_step = context_.scheduler.now() + half;
     arm(ticket);
 }
 
-void TicketService::remove_items(const OwnedTicket& ticket) {
+void Tickets::remove_items(const OwnedTicket& ticket) {
     if (ticket.phase != TicketPhase::waiting) {
         return;
     }
@@ -438,11 +494,11 @@ void TicketService::remove_items(const OwnedTicket& ticket) {
         ids.push_back(item_id(ticket.room_id, t));
     }
     for (const std::string& profile : ticket.params.names->add_profiles) {
-        (void)matching_.remove(profile, ids);
+        (void)context_.matching.remove(profile, ids);
     }
 }
 
-void TicketService::on_deadline(const TicketId& id) {
+void Tickets::on_deadline(const TicketId& id) {
     auto found = tickets_.find(id);
     if (found == nullptr) {
         return;
@@ -452,12 +508,12 @@ void TicketService::on_deadline(const TicketId& id) {
         ticket.expired = true;  // decided once the join is answered
         return;
     }
-    end_ticket(id, ticket.complete_when_expire && !ticket.backfill ? PushKind::success
-                                                                   : PushKind::timeout);
+    end(id,
+        ticket.complete_when_expire && !ticket.backfill ? PushKind::success : PushKind::timeout);
 }
 
-void TicketService::finish_ticket(OwnedTicket& ticket) {
-    scheduler_.cancel(ticket.timer);
+void Tickets::finish(OwnedTicket& ticket) {
+    context_.scheduler.cancel(ticket.timer);
     remove_items(ticket);
     tickets_.retire(ticket.id, ticket.owner(), ticket.type);
     if (auto room = rooms_.find(ticket.room_id);
@@ -466,7 +522,7 @@ void TicketService::finish_ticket(OwnedTicket& ticket) {
     }
 }
 
-void TicketService::end_ticket(TicketId id, PushKind outcome) {
+void Tickets::end(TicketId id, PushKind outcome) {
     auto found = tickets_.find(id);
     if (found == nullptr) {
         return;
@@ -485,7 +541,7 @@ void TicketService::end_ticket(TicketId id, PushKind outcome) {
         // The completed room outlives its ticket, and keeps the owner's holder.
         room->edit_extras().ticket_properties.owner = holder_of(ticket.params);
     }
-    finish_ticket(ticket);
+    finish(ticket);
     tickets_.erase(id, ticket.owner(), ticket.type);
     if (backfill) {  // a backfill ends quietly: the room returns to completed
         if (auto room = rooms_.find(room_id); room != nullptr) {
@@ -493,21 +549,25 @@ void TicketService::end_ticket(TicketId id, PushKind outcome) {
         }
         return;
     }
+    end_room(room_id, outcome);
+}
+
+void Tickets::end_room(const TicketId& room_id, PushKind outcome) {
     auto room = rooms_.find(room_id);
     if (room == nullptr) {
         return;
     }
     if (outcome == PushKind::success) {
-        ++counters_.completed;
-        complete_room(*room);
+        ++context_.counters.completed;
+        rooms_.complete(*room);
         return;
     }
-    outcome == PushKind::timeout ? ++counters_.timed_out : ++counters_.canceled;
-    const Callbacks* handlers = callbacks(room->type);
+    outcome == PushKind::timeout ? ++context_.counters.timed_out : ++context_.counters.canceled;
+    const Callbacks* handlers = context_.callbacks(room->type);
     const UserId owner = room->owner;
-    close_room(room_id, outcome);
+    rooms_.close(room_id, outcome);
     if (handlers != nullptr) {
-        const User* owner_user = local_user(owner);
+        const User* owner_user = context_.local_user(owner);
         if (outcome == PushKind::timeout && handlers->on_ticket_timeout) {
             handlers->on_ticket_timeout(owner_user);
         } else if (outcome == PushKind::cancel && handlers->on_ticket_canceled) {

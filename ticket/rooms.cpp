@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include "mesh/base/assert.hpp"
-#include "ticket/service.hpp"
+#include "ticket/home.hpp"
+#include "ticket/lifecycle.hpp"
+#include "ticket/rooms.hpp"
 
 namespace matchmesh::ticket {
 
-Room& TicketService::open_room(const OwnedTicket& ticket) {
+Room& Rooms::open(const OwnedTicket& ticket) {
     Room room;
     room.id = ticket.room_id;
     room.live_ticket = ticket.id;
@@ -22,15 +24,13 @@ Room& TicketService::open_room(const OwnedTicket& ticket) {
     return rooms_.add(id, ticket.owner(), ticket.type, std::move(room));
 }
 
-Room* TicketService::room_of_owner(TicketType type, const UserId& owner) {
-    return rooms_.of_owner(owner, type);
+Holder Rooms::owner_holder(const Room& room) const {
+    auto live = tickets_.find(room.live_ticket);
+    return live != nullptr && !live->backfill ? holder_of(live->params)
+                                              : room.extras().ticket_properties.owner;
 }
 
-const Room* TicketService::room_of_owner(TicketType type, const UserId& owner) const {
-    return rooms_.of_owner(owner, type);
-}
-
-std::vector<UserId> TicketService::member_ids(const Room& room) const {
+std::vector<UserId> Rooms::member_ids(const Room& room) {
     std::vector<UserId> ids;
     for (const Member& member : room.members) {
         ids.push_back(member.user->id);
@@ -38,11 +38,11 @@ std::vector<UserId> TicketService::member_ids(const Room& room) const {
     return ids;
 }
 
-TicketView TicketService::view_of(const Room& room, bool finished) const {
+TicketView Rooms::view_of(const Room& room, bool finished) {
     return TicketView{room.live_ticket, room.type, room.id.str(), finished};
 }
 
-std::size_t TicketService::seats_taken(const Room& room, Time now) const {
+std::size_t Rooms::seats_taken(const Room& room, Time now) const {
     std::size_t reserved = 0;
     for (const auto& [user, expires] : room.extras().reservations) {
         reserved += expires > now ? 1 : 0;
@@ -50,9 +50,9 @@ std::size_t TicketService::seats_taken(const Room& room, Time now) const {
     return room.members.size() + reserved;
 }
 
-std::size_t TicketService::stale_reservations() const {
+std::size_t Rooms::stale_reservations() const {
     std::size_t stale = 0;
-    const Time now = scheduler_.now();
+    const Time now = context_.scheduler.now();
     for (const auto& [id, room] : rooms_.all()) {
         for (const auto& [user, expires] : room.extras().reservations) {
             // Expiry timers run on time; a little slack covers the loop's own delay.
@@ -62,47 +62,63 @@ std::size_t TicketService::stale_reservations() const {
     return stale;
 }
 
-void TicketService::expire_reservations(const TicketId& room_id) {
+Result<void> Rooms::reserve(Room& room, const UserId& user) {
+    const Time now = context_.scheduler.now();
+    if (!room.extras().reservations.contains(user) && seats_taken(room, now) >= room.max_members) {
+        return fail(Errc::join_refused, "no seat left to reserve");
+    }
+    room.edit_extras().reservations[user] = now + context_.options.reservation_ttl;
+    const TicketId room_id = room.id;
+    context_.scheduler.run_after(context_.options.reservation_ttl,
+                                 [this, alive = context_.alive, room_id] {
+                                     if (*alive) {
+                                         expire_reservations(room_id);
+                                     }
+                                 });
+    return {};
+}
+
+void Rooms::expire_reservations(const TicketId& room_id) {
     auto room = rooms_.find(room_id);
     if (room == nullptr) {
         return;
     }
-    const Time now = scheduler_.now();
+    const Time now = context_.scheduler.now();
     std::erase_if(room->edit_extras().reservations,
                   [now](const auto& entry) { return entry.second <= now; });
 }
 
-std::string TicketService::next_push_id(Room& room) {
+std::string Rooms::next_push_id(Room& room) {
     return fmt::format("{}:{}", room.id.str(), room.next_push++);
 }
 
-void TicketService::push_to_member(Room& room, const Member& member, WireKind kind,
-                                   std::uint8_t ver, std::uint16_t cmd, const Bytes& message) {
-    deliver(member.user->home,
-            PushEnvelope{next_push_id(room), member.user->id, room.type, member.ticket_id, room.id,
-                         room.owner, kind, ver, cmd, message});
+void Rooms::push_to_member(Room& room, const Member& member, WireKind kind, std::uint8_t ver,
+                           std::uint16_t cmd, const Bytes& message) {
+    home_.deliver(member.user->home,
+                  PushEnvelope{next_push_id(room), member.user->id, room.type, member.ticket_id,
+                               room.id, room.owner, kind, ver, cmd, message});
 }
 
-void TicketService::push_to_members(Room& room, WireKind kind, std::uint8_t ver, std::uint16_t cmd,
-                                    const Bytes& message) {
+void Rooms::push_to_members(Room& room, WireKind kind, std::uint8_t ver, std::uint16_t cmd,
+                            const Bytes& message) {
     for (const Member& member : room.members) {
         push_to_member(room, member, kind, ver, cmd, message);
     }
 }
 
-void TicketService::announce(Room& room, const std::optional<Announcement>& announcement) {
+void Rooms::announce(Room& room, const std::optional<Announcement>& announcement) {
     if (announcement) {
         push_to_members(room, WireKind::announce, announcement->ver, announcement->cmd,
                         announcement->message);
     }
 }
 
-JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
+JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
     auto refuse = [this](JoinRefusal refusal) {
-        ++counters_.joins_refused;
+        ++context_.counters.joins_refused;
         return JoinReplyMessage{false, std::move(refusal.reason), refusal.taken};
     };
-    if (recall_.accepted_join(join.attempt)) {
+    if (context_.recall.accepted_join(join.attempt)) {
         return JoinReplyMessage{true, {}};  // a retry of a join already accepted
     }
     auto found = rooms_.find(join.room_id);
@@ -110,17 +126,17 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
         return refuse({"room not found"});
     }
     if (found->state == RoomState::searching && join.from_search) {
-        yield_to_crossed_join(*found, join);
+        tickets_.yield_to_crossed_join(*found, join);
     }
     if (auto refusal = seat_refusal(*found, join)) {
         return refuse(std::move(*refusal));
     }
-    const Callbacks* handlers = callbacks(found->type);
+    const Callbacks* handlers = context_.callbacks(found->type);
     const TicketId room_id = found->id;
     if (handlers != nullptr && handlers->allow_match_if) {
         const Room& room = *found;
         TicketProperties properties{owner_holder(room), {{join.party.front()->id, join.holder}}};
-        if (!handlers->allow_match_if(properties, local_user(room.owner),
+        if (!handlers->allow_match_if(properties, context_.local_user(room.owner),
                                       join.party.front().get())) {
             return refuse({"the owner's rules do not allow this match", false});
         }
@@ -139,15 +155,15 @@ JoinReplyMessage TicketService::accept_join(const JoinMessage& join) {
     return JoinReplyMessage{true, {}};
 }
 
-std::optional<TicketService::JoinRefusal> TicketService::seat_refusal(const Room& room,
-                                                                      const JoinMessage& join) {
+std::optional<Rooms::JoinRefusal> Rooms::seat_refusal(const Room& room,
+                                                      const JoinMessage& join) const {
     if (room.state != RoomState::waiting && room.state != RoomState::backfill) {
         return JoinRefusal{"the room is not waiting for members"};
     }
     if (room.type != join.ticket_type) {
         return JoinRefusal{"another ticket type", false};
     }
-    const Time now = scheduler_.now();
+    const Time now = context_.scheduler.now();
     std::size_t taken = seats_taken(room, now);
     for (const SharedUser& user : join.party) {
         if (auto reserved = room.extras().reservations.find(user->id);
@@ -168,15 +184,15 @@ std::optional<TicketService::JoinRefusal> TicketService::seat_refusal(const Room
 
 // The party takes its seats; members whose home did not send the join are told where they are,
 // and a waiting room's ticket gets its extension on a join.
-void TicketService::seat(Room& room, const JoinMessage& join) {
+void Rooms::seat(Room& room, const JoinMessage& join) {
     for (const SharedUser& user : join.party) {
         room.edit_extras().reservations.erase(user->id);
         room.members.push_back(Member{user, join.ticket_id});
     }
     MM_ASSERT(room.members.size() <= room.max_members);  // seat_refusal counted the seats
     room.edit_extras().ticket_properties.candidates[join.party.front()->id] = join.holder;
-    recall_.accepted_join(join.attempt, scheduler_.now());
-    ++counters_.joins_accepted;
+    context_.recall.accepted_join(join.attempt, context_.scheduler.now());
+    ++context_.counters.joins_accepted;
     // Members at the node that sent the join learn where they are from its answer.
     const std::optional<NodeId> joined_from = node_of(join.ticket_id.str());
     for (const Member& member : room.members) {
@@ -184,25 +200,20 @@ void TicketService::seat(Room& room, const JoinMessage& join) {
             push_to_member(room, member, WireKind::placed, 0, 0, {});
         }
     }
-    if (auto ticket = tickets_.find(room.live_ticket);
-        ticket != nullptr && room.state != RoomState::backfill) {
-        const auto extension = ticket->params.timeout_extension_on_match_join;
-        if (extension.count() > 0) {
-            ticket->deadline += extension;
-            arm(*ticket);
-        }
+    if (room.state != RoomState::backfill) {
+        tickets_.extend_on_join(room.live_ticket);
     }
 }
 
 // The room already completed: a late joiner completes at once, and a full room ends its backfill.
-void TicketService::complete_late_joiner(const TicketId& room_id, const JoinMessage& join) {
+void Rooms::complete_late_joiner(const TicketId& room_id, const JoinMessage& join) {
     Room& room = rooms_.at(room_id);
-    const Callbacks* handlers = callbacks(room.type);
+    const Callbacks* handlers = context_.callbacks(room.type);
     const TicketId live = room.live_ticket;
     Bytes message;
     if (handlers != nullptr && handlers->on_ticket_complete) {
-        message =
-            handlers->on_ticket_complete(room.extras().ticket_properties, local_user(room.owner));
+        message = handlers->on_ticket_complete(room.extras().ticket_properties,
+                                               context_.local_user(room.owner));
     }
     auto again = rooms_.find(room_id);  // the callback may have changed anything
     if (again == nullptr) {
@@ -214,15 +225,15 @@ void TicketService::complete_late_joiner(const TicketId& room_id, const JoinMess
         }
     }
     if (again->members.size() >= again->max_members) {
-        end_ticket(live, PushKind::timeout);
+        tickets_.end(live, PushKind::timeout);
     }
 }
 
 // A waiting room took a party: the game's callbacks hear of it, and a full room (or one the game
 // says is matched) completes.
-void TicketService::after_join(const TicketId& room_id, const JoinMessage& join) {
+void Rooms::after_join(const TicketId& room_id, const JoinMessage& join) {
     Room& room = rooms_.at(room_id);
-    const Callbacks* handlers = callbacks(room.type);
+    const Callbacks* handlers = context_.callbacks(room.type);
     const TicketId live = room.live_ticket;
     const UserId owner_id = room.owner;
     const User* joined = join.party.front().get();
@@ -231,59 +242,43 @@ void TicketService::after_join(const TicketId& room_id, const JoinMessage& join)
     if (handlers != nullptr) {
         const TicketView view = view_of(room, false);
         if (handlers->member_joined) {
-            handlers->member_joined(view, joined, local_user(owner_id), members);
+            handlers->member_joined(view, joined, context_.local_user(owner_id), members);
         }
         if (handlers->member_joined_announce) {
-            auto announcement =
-                handlers->member_joined_announce(view, joined, local_user(owner_id), members);
+            auto announcement = handlers->member_joined_announce(
+                view, joined, context_.local_user(owner_id), members);
             if (auto again = rooms_.find(room_id); again != nullptr) {
                 announce(*again, announcement);
             }
         }
         if (handlers->on_ticket_match &&
-            handlers->on_ticket_match(view, joined, local_user(owner_id), room_id.str(), members)) {
+            handlers->on_ticket_match(view, joined, context_.local_user(owner_id), room_id.str(),
+                                      members)) {
             complete = true;
         }
     }
     if (auto again = rooms_.find(room_id);
         complete && again != nullptr && again->live_ticket == live) {
-        end_ticket(live, PushKind::success);
+        tickets_.end(live, PushKind::success);
     }
 }
 
-// Two waiting tickets whose wait searches found each other send each other a join at once, each
-// with its own room closed until its answer: both would be refused and both go on waiting. The
-// ticket with the lower ID gives its join up and takes the other in. Its own join is sure to be
-// refused: the other room stays closed until that other ticket hears back, and by then it has
-// joined this room and is gone.
-void TicketService::yield_to_crossed_join(Room& room, const JoinMessage& join) {
-    auto ticket = tickets_.find(room.live_ticket);
-    if (ticket == nullptr || !ticket->looking || !ticket->joining ||
-        ticket->joining->room_id != join.ticket_id || !(room.id.str() < join.ticket_id.str())) {
-        return;
-    }
-    MM_ASSERT(room.state == RoomState::searching);
-    ticket->joining.reset();
-    ticket->looking = false;
-    room.state = RoomState::waiting;
-}
-
-void TicketService::complete_room(Room& room) {
+void Rooms::complete(Room& room) {
     room.state = RoomState::completed;
     room.edit_extras().reservations.clear();
     Bytes message;
-    const Callbacks* handlers = callbacks(room.type);
+    const Callbacks* handlers = context_.callbacks(room.type);
     const TicketId room_id = room.id;
     if (handlers != nullptr && handlers->on_ticket_complete) {
-        message =
-            handlers->on_ticket_complete(room.extras().ticket_properties, local_user(room.owner));
+        message = handlers->on_ticket_complete(room.extras().ticket_properties,
+                                               context_.local_user(room.owner));
     }
     if (auto again = rooms_.find(room_id); again != nullptr) {
         push_to_members(*again, WireKind::success, push_ver, push_success, message);
     }
 }
 
-void TicketService::close_room(const TicketId& room_id, PushKind outcome) {
+void Rooms::close(const TicketId& room_id, PushKind outcome) {
     auto found = rooms_.find(room_id);
     if (found == nullptr) {
         return;
@@ -291,10 +286,10 @@ void TicketService::close_room(const TicketId& room_id, PushKind outcome) {
     const bool timeout = outcome == PushKind::timeout;
     push_to_members(*found, timeout ? WireKind::timeout : WireKind::cancel, push_ver,
                     timeout ? push_timeout : push_cancel, {});
-    delete_room(room_id);
+    erase(room_id);
 }
 
-void TicketService::delete_room(TicketId room_id) {
+void Rooms::erase(TicketId room_id) {
     auto found = rooms_.find(room_id);
     if (found == nullptr) {
         return;
@@ -310,8 +305,7 @@ void TicketService::delete_room(TicketId room_id) {
     }
 }
 
-bool TicketService::remove_party(Room& room, const TicketId& party, PushKind push,
-                                 bool announce_leave) {
+bool Rooms::remove_party(Room& room, const TicketId& party, PushKind push, bool announce_leave) {
     const bool present = std::any_of(room.members.begin(), room.members.end(),
                                      [&](const Member& m) { return m.ticket_id == party; });
     if (!present) {
@@ -319,7 +313,7 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
     }
     const bool live = room.state == RoomState::searching || room.state == RoomState::waiting;
     if (party == room.id && live) {  // the owner's party leaves its live ticket: canceled
-        end_ticket(room.live_ticket, PushKind::cancel);
+        tickets_.end(room.live_ticket, PushKind::cancel);
         return true;
     }
     std::vector<Member> removed;
@@ -338,30 +332,73 @@ bool TicketService::remove_party(Room& room, const TicketId& party, PushKind pus
             push_to_member(room, member, WireKind::room_closed, 0, 0, {});
         }
     }
-    const TicketId room_id = room.id;
     if (party == room.id) {  // the owner left a completed room: it goes away
-        delete_room(room_id);
+        erase(room.id);
         return true;
     }
-    const Callbacks* handlers = callbacks(room.type);
-    const User* left = removed.front().user.get();
+    after_leave(room, removed.front().user.get(), live, announce_leave);
+    return true;
+}
+
+void Rooms::after_leave(Room& room, const User* left, bool live, bool announce_leave) {
+    const TicketId room_id = room.id;
+    const Callbacks* handlers = context_.callbacks(room.type);
     const UserId owner = room.owner;
     const std::vector<UserId> members = member_ids(room);
     const TicketView view = view_of(room, !live);
     const auto on_left = room.extras().on_left;
     if (handlers != nullptr && handlers->member_leave) {
-        handlers->member_leave(view, left, local_user(owner), room_id.str(), members);
+        handlers->member_leave(view, left, context_.local_user(owner), room_id.str(), members);
     }
     for (const auto& callback : on_left) {
         callback(room_id.str(), left);
     }
     if (announce_leave && handlers != nullptr && handlers->member_leave_announce) {
-        auto announcement = handlers->member_leave_announce(view, left, local_user(owner), members);
+        auto announcement =
+            handlers->member_leave_announce(view, left, context_.local_user(owner), members);
         if (auto again = rooms_.find(room_id); again != nullptr) {
             announce(*again, announcement);
         }
     }
-    return true;
+}
+
+bool Rooms::leave(const TicketId& room_id, const UserId& user) {
+    auto room = rooms_.find(room_id);
+    if (room == nullptr) {
+        return false;
+    }
+    auto member = std::find_if(room->members.begin(), room->members.end(),
+                               [&](const Member& m) { return m.user->id == user; });
+    return member != room->members.end() &&
+           remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
+}
+
+void Rooms::drop_members_of(const NodeId& node) {
+    std::vector<std::pair<TicketId, TicketId>> parties;
+    for (const auto& [room_id, room] : rooms_.all()) {
+        for (const Member& member : room.members) {
+            if (member.user->home == node) {
+                parties.emplace_back(room_id, member.ticket_id);
+            }
+        }
+    }
+    for (const auto& [room_id, party] : parties) {
+        if (auto room = rooms_.find(room_id); room != nullptr) {
+            remove_party(*room, party, PushKind::cancel, true);
+        }
+    }
+}
+
+bool Rooms::broadcast_from(const BroadcastMessage& broadcast) {
+    auto room = rooms_.find(broadcast.room_id);
+    const bool member = room != nullptr &&
+                        std::any_of(room->members.begin(), room->members.end(),
+                                    [&](const Member& m) { return m.user->id == broadcast.user; });
+    if (member) {
+        push_to_members(*room, WireKind::broadcast, broadcast.ver, broadcast.cmd,
+                        broadcast.message);
+    }
+    return member;
 }
 
 }  // namespace matchmesh::ticket

@@ -20,7 +20,13 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
       courier_(network, scheduler, options.courier,
                std::hash<std::string>{}(network.self().id.str())),
       recall_(options.matched_memory),
-      random_(std::hash<std::string>{}(network.self().id.str()) + 1) {
+      sessions_(network, scheduler, options.session_announce_delay, alive_),
+      context_{network_,   scheduler_, matching_, options_,  courier_,
+               callbacks_, users(),    recall_,   counters_, alive_},
+      tickets_(context_, rooms_, home_),
+      rooms_(context_, tickets_, home_),
+      home_(context_, sink, tickets_, rooms_),
+      claims_(context_, home_.participations()) {
     auto handle =
         [this](mesh::MethodId method,
                void (TicketService::*handler)(const NodeId&, mesh::PayloadView, mesh::Responder)) {
@@ -58,7 +64,7 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
 void TicketService::sweep() {
     const Time now = scheduler_.now();
     recall_.forget_expired(now);
-    std::erase_if(names_, [](const auto& names) { return names.use_count() == 1; });
+    tickets_.forget_unused_names();
     sweep_timer_ = scheduler_.run_after(Duration(5000), [this, alive = alive_] {
         if (*alive) {
             sweep();
@@ -69,10 +75,8 @@ void TicketService::sweep() {
 TicketService::~TicketService() {
     *alive_ = false;
     scheduler_.cancel(sweep_timer_);
-    scheduler_.cancel(announce_timer_);
-    for (const auto& [id, ticket] : tickets_.all()) {
-        scheduler_.cancel(ticket.timer);
-    }
+    sessions_.stop();
+    tickets_.cancel_timers();
 }
 
 void TicketService::set_callbacks(TicketType type, Callbacks callbacks) {
@@ -91,44 +95,14 @@ TicketId TicketService::next_ticket_id() {
 // --- users ---
 
 void TicketService::connect_user(User user) {
-    if (users_.contains(user.id)) {
+    if (users().contains(user.id)) {
         disconnect_user(user.id);  // a reconnect ends what the old session had in progress
     }
-    user.home = network_.self().id;
-    // Tell every other node: an older session of this user elsewhere must end, so that a user
-    // has one session, hence one ticket per type, in the whole cluster.
-    unannounced_.push_back(SessionStart{user.id, user.epoch});
-    if (unannounced_.size() >= sessions_max) {
-        announce_sessions();
-    } else if (announce_timer_ == 0) {
-        announce_timer_ =
-            scheduler_.run_after(options_.session_announce_delay, [this, alive = alive_] {
-                if (*alive) {
-                    announce_timer_ = 0;
-                    announce_sessions();
-                }
-            });
-    }
-    users_.add(std::move(user));
-}
-
-void TicketService::announce_sessions() {
-    scheduler_.cancel(announce_timer_);
-    announce_timer_ = 0;
-    if (unannounced_.empty()) {
-        return;
-    }
-    const mesh::Payload payload =
-        encode(SessionsMessage{network_.self().id, std::exchange(unannounced_, {})});
-    for (const mesh::MemberInfo& member : network_.live_members()) {
-        if (member.id != network_.self().id) {
-            network_.send(member.id, wire::SERVICE, wire::METHOD_SESSION, payload);
-        }
-    }
+    sessions_.begin(std::move(user));
 }
 
 bool TicketService::set_user_data(const UserId& user, const matching::ValueMap& values) {
-    return users_.update_data(user, values);
+    return users().update_data(user, values);
 }
 
 std::size_t TicketService::ticket_count(TicketPhase phase) const {
@@ -143,13 +117,7 @@ void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
         return;
     }
     for (const SessionStart& session : sessions->users) {
-        const User* local = users_.find(session.user);
-        if (local == nullptr) {
-            continue;
-        }
-        const bool newer = session.epoch > local->epoch ||
-                           (session.epoch == local->epoch && from > network_.self().id);
-        if (newer) {
+        if (sessions_.superseded_by(from, session)) {
             disconnect_user(session.user);
             if (options_.on_superseded) {
                 options_.on_superseded(session.user);
@@ -159,31 +127,25 @@ void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
 }
 
 void TicketService::disconnect_user(const UserId& user) {
-    if (!users_.contains(user)) {
+    if (!users().contains(user)) {
         return;
     }
-    for (TicketType type : participations_.types_of(user)) {
+    for (TicketType type : home_.participations().types_of(user)) {
         if (owned(type, user) != nullptr) {
-            end_ticket(owned(type, user)->id, PushKind::cancel);
+            tickets_.end(owned(type, user)->id, PushKind::cancel);
         }
-        if (participations_.contains(user, type)) {
-            leave_room_of(user, type, [](Result<void>) {});
-            cancel_participation(user, type,
-                                 cancel_reason_disconnected);  // its session gets nothing more
+        if (home_.participations().contains(user, type)) {
+            home_.leave_room_of(user, type, [](Result<void>) {});
+            home_.cancel_participation(
+                user, type,
+                cancel_reason_disconnected);  // its session gets nothing more
         }
     }
-    users_.remove(user);
+    users().remove(user);
 }
 
 void TicketService::accept_party(TicketType type, const UserId& member, UserId owner) {
-    users_.consent(type, member, std::move(owner));
-}
-
-bool TicketService::accepted(const UserId& member, TicketType type, const UserId& owner) const {
-    if (!options_.party_consent) {
-        return true;
-    }
-    return users_.consents(member, type, owner);
+    users().consent(type, member, std::move(owner));
 }
 
 const User* TicketService::find_user(const UserId& user) const {
@@ -205,7 +167,7 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
                   fmt::format("no OnIssueTicket callback for ticket type {}", type)));
         return;
     }
-    if (participations_.contains(owner, type)) {
+    if (home_.participations().contains(owner, type)) {
         done(owned(type, owner) != nullptr
                  ? fail(Errc::already_has_ticket, "a ticket of this type is already in progress")
                  : fail(Errc::in_previous_room, "the user is still in a room of this ticket type"));
@@ -222,7 +184,7 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
         return;
     }
     if (party.empty()) {
-        auto created = create_ticket(type, users_.shared(owner), {}, next_ticket_id());
+        auto created = tickets_.create(type, users().shared(owner), {}, next_ticket_id());
         done(created ? Result<void>{} : std::unexpected(created.error()));
         return;
     }
@@ -230,27 +192,34 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
     // members are claimed under the ticket's own ID.
     const TicketId claim_id = next_ticket_id();
     starting_.insert({owner, type});
-    claim_party(claim_id, type, *user, party,
-                [this, type, owner, claim_id, party,
-                 done = std::move(done)](Result<std::vector<User>> claimed) {
-                    starting_.erase({owner, type});
-                    const User* still = local_user(owner);
-                    if (!claimed || still == nullptr) {
-                        if (claimed) {
-                            release_claims(claim_id, type, party);
-                        }
-                        done(claimed ? fail(Errc::user_not_found, "the owner disconnected")
-                                     : std::unexpected(claimed.error()));
-                        return;
-                    }
-                    auto created = create_ticket(type, users_.shared(owner), *claimed, claim_id);
-                    if (!created) {
-                        release_claims(claim_id, type, party);
-                        done(std::unexpected(created.error()));
-                        return;
-                    }
-                    done({});
-                });
+    claims_.claim_party(claim_id, type, *user, party,
+                        [this, type, owner, claim_id, party,
+                         done = std::move(done)](Result<std::vector<User>> claimed) {
+                            start_claimed(type, owner, claim_id, party, std::move(claimed), done);
+                        });
+}
+
+void TicketService::start_claimed(TicketType type, const UserId& owner, const TicketId& claim_id,
+                                  const std::vector<UserId>& party,
+                                  Result<std::vector<User>> claimed,
+                                  const std::function<void(Result<void>)>& done) {
+    starting_.erase({owner, type});
+    const User* still = local_user(owner);
+    if (!claimed || still == nullptr) {
+        if (claimed) {
+            claims_.release_claims(claim_id, type, party);
+        }
+        done(claimed ? fail(Errc::user_not_found, "the owner disconnected")
+                     : std::unexpected(claimed.error()));
+        return;
+    }
+    auto created = tickets_.create(type, users().shared(owner), *claimed, claim_id);
+    if (!created) {
+        claims_.release_claims(claim_id, type, party);
+        done(std::unexpected(created.error()));
+        return;
+    }
+    done({});
 }
 
 Result<void> TicketService::start_ticket(TicketType type, const UserId& owner) {
@@ -272,14 +241,14 @@ Result<void> TicketService::cancel_ticket(TicketType type, const UserId& owner) 
     }
     OwnedTicket* ticket = owned(type, owner);
     if (ticket == nullptr) {
-        return participations_.contains(owner, type)
+        return home_.participations().contains(owner, type)
                    ? fail(Errc::not_active, "the ticket completed, or belongs to another user")
                    : fail(Errc::ticket_not_found, "no ticket of this type");
     }
     if (ticket->backfill) {
         return fail(Errc::not_active, "the ticket completed (stop its backfill instead)");
     }
-    end_ticket(ticket->id, PushKind::cancel);
+    tickets_.end(ticket->id, PushKind::cancel);
     return {};
 }
 
@@ -290,7 +259,7 @@ std::size_t TicketService::cancel_all_tickets() {
     }
     for (const TicketId& id : ids) {
         if (tickets_.contains(id)) {  // ending one may end another (a party's claims)
-            end_ticket(id, PushKind::cancel);
+            tickets_.end(id, PushKind::cancel);
         }
     }
     return ids.size();
@@ -299,7 +268,7 @@ std::size_t TicketService::cancel_all_tickets() {
 Result<void> TicketService::mark_ticket_as_complete(TicketType type, const UserId& owner) {
     OwnedTicket* ticket = owned(type, owner);
     if (ticket == nullptr || ticket->backfill) {
-        return participations_.contains(owner, type)
+        return home_.participations().contains(owner, type)
                    ? fail(Errc::not_owner, "only the ticket's owner may complete it")
                    : fail(Errc::ticket_not_found, "no ticket of this type");
     }
@@ -309,7 +278,7 @@ Result<void> TicketService::mark_ticket_as_complete(TicketType type, const UserI
     if (ticket->joining) {
         return fail(Errc::not_active, "the ticket is joining another room");
     }
-    end_ticket(ticket->id, PushKind::success);
+    tickets_.end(ticket->id, PushKind::success);
     return {};
 }
 
@@ -326,7 +295,7 @@ void TicketService::kickout_from_ticket(TicketType type, const UserId& owner, co
                                         std::function<void(Result<void>)> done) {
     Room* room = room_of_owner(type, owner);
     if (room == nullptr) {
-        done(participations_.contains(owner, type)
+        done(home_.participations().contains(owner, type)
                  ? fail(Errc::not_owner, "only the ticket's owner may kick members out")
                  : fail(Errc::room_not_found, "the owner is in no room of this ticket type"));
         return;
@@ -338,43 +307,26 @@ void TicketService::kickout_from_ticket(TicketType type, const UserId& owner, co
                   fmt::format("'{}' is not a matched member", target.str())));
         return;
     }
-    remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
+    rooms_.remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
     done({});
 }
 
 bool TicketService::leave_from_ticket_matchmaking(TicketType type, const UserId& user) {
-    if (!participations_.contains(user, type)) {
+    if (!home_.participations().contains(user, type)) {
         return false;
     }
-    leave_room_of(user, type, [](Result<void>) {});
+    home_.leave_room_of(user, type, [](Result<void>) {});
     return true;
 }
 
 void TicketService::leave_from_ticket_matchmaking_with_callback(
     TicketType type, const UserId& user, std::function<void(Result<void>)> done) {
-    leave_room_of(user, type, std::move(done));
+    home_.leave_room_of(user, type, std::move(done));
 }
 
 Result<void> TicketService::ticket_broadcast(TicketType type, const UserId& user, std::uint8_t ver,
                                              std::uint16_t cmd, Bytes message) {
-    const Participation* participation = participations_.find(user, type);
-    if (participation == nullptr) {
-        return fail(Errc::room_not_found, "the user is in no room of this ticket type");
-    }
-    const Participation& where = *participation;
-    if (where.room_node != network_.self().id) {
-        courier_.request(
-            where.room_node, wire::SERVICE, wire::METHOD_BROADCAST,
-            encode(BroadcastMessage{where.room_id, user, type, ver, cmd, std::move(message)}),
-            [](auto) {});
-        return {};
-    }
-    auto room = rooms_.find(where.room_id);
-    if (room == nullptr) {
-        return fail(Errc::room_not_found, "the room no longer exists");
-    }
-    push_to_members(*room, WireKind::broadcast, ver, cmd, message);
-    return {};
+    return home_.broadcast(type, user, ver, cmd, std::move(message));
 }
 
 Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId& owner) {
@@ -407,18 +359,7 @@ Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId&
     if (room->members.size() >= room->max_members) {
         return fail(Errc::ticket_exists, "the room is full: no seat to backfill");
     }
-    OwnedTicket ticket;
-    ticket.id = next_ticket_id();
-    ticket.room_id = room->id;
-    ticket.type = type;
-    ticket.party.push_back(users_.shared(owner));
-    ticket.deadline = scheduler_.now() + params->ticket_duration;
-    ticket.params = settle(std::move(*params));
-    ticket.backfill = true;
-    const TicketId id = ticket.id;
-    room->live_ticket = id;
-    OwnedTicket& stored = tickets_.add(id, owner, type, std::move(ticket));
-    start_waiting(stored);
+    tickets_.start_backfill(*room, users().shared(owner), std::move(*params), next_ticket_id());
     return {};
 }
 
@@ -430,7 +371,7 @@ Result<void> TicketService::stop_ticket_backfill(TicketType type, const UserId& 
     if (!rooms_.contains(ticket->room_id)) {
         return fail(Errc::room_not_found, "the backfill ticket's room was discarded");
     }
-    end_ticket(ticket->id, PushKind::timeout);
+    tickets_.end(ticket->id, PushKind::timeout);
     return {};
 }
 
@@ -442,7 +383,7 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
             fail(Errc::user_not_found, fmt::format("user '{}' is not connected here", user.str())));
         return;
     }
-    if (participations_.contains(user, type)) {
+    if (home_.participations().contains(user, type)) {
         done(fail(Errc::in_previous_room, "the user is already matchmaking with this ticket type"));
         return;
     }
@@ -451,37 +392,8 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
         done(fail(Errc::room_not_found, fmt::format("'{}' is not a room ID", room_id)));
         return;
     }
-    const TicketId id = next_ticket_id();
-    const TicketId room(room_id);
-    participations_.set(user, type, Participation{id, room, *node, false});
-    const JoinMessage join{
-        fmt::format("{}/direct", id.str()), room, type, id, {users_.shared(user)}, {}, false};
-    auto conclude = [this, user, type, id, done = std::move(done)](Result<void> outcome) {
-        if (!outcome) {
-            participations_.erase_if_ticket(user, type, id);
-        }
-        done(std::move(outcome));
-    };
-    if (*node == network_.self().id) {
-        auto reply = accept_join(join);
-        conclude(reply.accepted ? Result<void>{} : fail(Errc::join_refused, reply.reason));
-        return;
-    }
-    courier_.request(
-        *node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
-        [this, alive = alive_, conclude = std::move(conclude)](
-            std::expected<mesh::PayloadView, mesh::MeshError> reply) mutable {
-            if (!*alive) {
-                return;
-            }
-            auto decoded = reply ? decode_join_reply(*reply, network_.reader_options())
-                                 : std::unexpected(reply.error().message);
-            if (decoded && decoded->accepted) {
-                conclude({});
-            } else {
-                conclude(fail(Errc::join_refused, decoded ? decoded->reason : decoded.error()));
-            }
-        });
+    home_.join_room(type, TicketId(room_id), *node, users().shared(user), next_ticket_id(),
+                    std::move(done));
 }
 
 void TicketService::push_failure(TicketType type, const UserId& user, std::string_view message,
@@ -508,7 +420,7 @@ Result<void> TicketService::set_ticket_properties(TicketType type, const UserId&
                                                   const matching::ValueMap& values) {
     Room* room = room_of_owner(type, owner);
     if (room == nullptr) {
-        return participations_.contains(owner, type)
+        return home_.participations().contains(owner, type)
                    ? fail(Errc::not_owner, "only the ticket's owner may set its properties")
                    : fail(Errc::room_not_found, "no room of this ticket type");
     }
@@ -583,19 +495,7 @@ Result<void> TicketService::make_reservation(TicketType type, const UserId& owne
         (room->state != RoomState::waiting && room->state != RoomState::backfill)) {
         return fail(Errc::room_not_found, "the owner has no room waiting for members");
     }
-    const Time now = scheduler_.now();
-    if (!room->extras().reservations.contains(user) &&
-        seats_taken(*room, now) >= room->max_members) {
-        return fail(Errc::join_refused, "no seat left to reserve");
-    }
-    room->edit_extras().reservations[user] = now + options_.reservation_ttl;
-    const TicketId room_id = room->id;
-    scheduler_.run_after(options_.reservation_ttl, [this, alive = alive_, room_id] {
-        if (*alive) {
-            expire_reservations(room_id);
-        }
-    });
-    return {};
+    return rooms_.reserve(*room, user);
 }
 
 bool TicketService::cancel_reservation(TicketType type, const UserId& owner, const UserId& user) {
@@ -629,7 +529,7 @@ bool TicketService::set_on_leave_ticket_room(
 std::optional<std::vector<UserId>> TicketService::get_ticket_member_ids(TicketType type,
                                                                         const UserId& owner) const {
     const Room* room = room_of_owner(type, owner);
-    return room == nullptr ? std::nullopt : std::optional(member_ids(*room));
+    return room == nullptr ? std::nullopt : std::optional(Rooms::member_ids(*room));
 }
 
 std::optional<std::vector<std::string>> TicketService::get_ticket_member_sids(
@@ -667,7 +567,7 @@ bool TicketService::is_ticket_owner(TicketType type, const UserId& user) const {
 }
 
 bool TicketService::is_user_in_ticket_matchmaking(TicketType type, const UserId& user) const {
-    const Participation* found = participations_.find(user, type);
+    const Participation* found = home_.participations().find(user, type);
     if (found == nullptr) {
         return false;
     }
@@ -695,7 +595,7 @@ void TicketService::on_join(const NodeId&, mesh::PayloadView payload, mesh::Resp
         responder.fail(mesh::MeshErrc::malformed, join.error());
         return;
     }
-    responder.reply(encode(accept_join(*join)));
+    responder.reply(encode(rooms_.accept_join(*join)));
 }
 
 void TicketService::on_push(const NodeId&, mesh::PayloadView payload, mesh::Responder responder) {
@@ -704,7 +604,7 @@ void TicketService::on_push(const NodeId&, mesh::PayloadView payload, mesh::Resp
         responder.fail(mesh::MeshErrc::malformed, push.error());
         return;
     }
-    receive_push(*push);
+    home_.receive_push(*push);
     responder.reply(encode(AckMessage{true, {}}));
 }
 
@@ -714,16 +614,7 @@ void TicketService::on_leave(const NodeId&, mesh::PayloadView payload, mesh::Res
         responder.fail(mesh::MeshErrc::malformed, leave.error());
         return;
     }
-    auto room = rooms_.find(leave->room_id);
-    bool left = false;
-    if (room != nullptr) {
-        auto member = std::find_if(room->members.begin(), room->members.end(),
-                                   [&](const Member& m) { return m.user->id == leave->user; });
-        if (member != room->members.end()) {
-            left = remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
-        }
-    }
-    responder.reply(encode_leave_reply(left));
+    responder.reply(encode_leave_reply(rooms_.leave(leave->room_id, leave->user)));
 }
 
 void TicketService::on_broadcast(const NodeId&, mesh::PayloadView payload,
@@ -733,14 +624,7 @@ void TicketService::on_broadcast(const NodeId&, mesh::PayloadView payload,
         responder.fail(mesh::MeshErrc::malformed, broadcast.error());
         return;
     }
-    auto room = rooms_.find(broadcast->room_id);
-    const bool member = room != nullptr &&
-                        std::any_of(room->members.begin(), room->members.end(),
-                                    [&](const Member& m) { return m.user->id == broadcast->user; });
-    if (member) {
-        push_to_members(*room, WireKind::broadcast, broadcast->ver, broadcast->cmd,
-                        broadcast->message);
-    }
+    const bool member = rooms_.broadcast_from(*broadcast);
     responder.reply(encode(AckMessage{member, member ? "" : "not a member of that room"}));
 }
 
@@ -751,24 +635,7 @@ void TicketService::on_claim(const NodeId& from, mesh::PayloadView payload,
         responder.fail(mesh::MeshErrc::malformed, claim.error());
         return;
     }
-    const User* user = local_user(claim->user);
-    if (user == nullptr) {
-        responder.reply(encode(ClaimReplyMessage{false, {}, ClaimRefusal::not_connected}));
-        return;
-    }
-    if (!accepted(claim->user, claim->ticket_type, claim->owner)) {
-        responder.reply(encode(ClaimReplyMessage{false, {}, ClaimRefusal::not_accepted}));
-        return;
-    }
-    const Participation* existing = participations_.find(claim->user, claim->ticket_type);
-    if (existing != nullptr && existing->ticket_id != claim->ticket_id) {
-        responder.reply(encode(ClaimReplyMessage{false, {}, ClaimRefusal::busy}));
-        return;
-    }
-    // From now on the user is in that party's ticket: whatever ends it, the user hears of it.
-    participations_.set(claim->user, claim->ticket_type,
-                        Participation{claim->ticket_id, claim->ticket_id, from, false});
-    responder.reply(encode(ClaimReplyMessage{true, *user, ClaimRefusal::none}));
+    responder.reply(encode(claims_.answer_claim(from, *claim)));
 }
 
 void TicketService::on_release(const NodeId&, mesh::PayloadView payload,
@@ -778,7 +645,7 @@ void TicketService::on_release(const NodeId&, mesh::PayloadView payload,
         responder.fail(mesh::MeshErrc::malformed, release.error());
         return;
     }
-    participations_.erase_if_ticket(release->user, release->ticket_type, release->ticket_id);
+    claims_.release(*release);
     responder.reply(encode(AckMessage{true, {}}));
 }
 
@@ -789,6 +656,18 @@ void TicketService::on_membership(const mesh::MembershipEvent& event) {
         case mesh::MembershipEvent::Kind::joined:
         case mesh::MembershipEvent::Kind::reconciled: break;
     }
+}
+
+void TicketService::on_node_gone(const NodeId& node) {
+    home_.end_participations_on(node);
+    // Rooms held here with members connected there: those members left.
+    rooms_.drop_members_of(node);
+    // Parties that joined a room there: tell their other members' homes.
+    home_.tell_parties_joined_at(node);
+}
+
+std::size_t TicketService::stale_reservations() const {
+    return rooms_.stale_reservations();
 }
 
 }  // namespace matchmesh::ticket

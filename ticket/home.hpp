@@ -1,0 +1,67 @@
+#pragma once
+// Home: the home node's side of the users connected here: their participations (one per user and
+// ticket type), the pushes delivered to them (each once; a terminal push ends the participation,
+// a 220 keeps it until the room closes or the user leaves), their joins by room ID, broadcasts
+// and leaves, and what a node's death means for them. Also the way every push leaves a room: to
+// its member's home, here or over the courier. A party's claims are PartyClaims' (claims.hpp).
+//
+// Owns: the participations of users connected here. Owned by TicketService; on the node's loop
+// thread. Reaches a ticket owned here through Tickets (a push can settle its join) and the rooms
+// held here through Rooms (a join or leave of a room on this node).
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ticket/context.hpp"
+#include "ticket/participations.hpp"
+#include "ticket/state.hpp"
+#include "ticket/wire.hpp"
+
+namespace matchmesh::ticket {
+
+class Rooms;
+class Tickets;
+
+class Home {
+public:
+    Home(Context& context, PushSink& sink, Tickets& tickets, Rooms& rooms)
+        : context_(context), sink_(sink), tickets_(tickets), rooms_(rooms) {}
+    Home(const Home&) = delete;
+    Home& operator=(const Home&) = delete;
+
+    [[nodiscard]] Participations& participations() { return participations_; }
+    [[nodiscard]] const Participations& participations() const { return participations_; }
+
+    // Sends a push to its member's home: this node (on a later turn) or another one.
+    void deliver(const NodeId& home, PushEnvelope push);
+    // A push for a user connected here, from its room's node.
+    void receive_push(const PushEnvelope& push);
+    // Ends the user's participation of this type here, telling it why unless it completed.
+    void cancel_participation(const UserId& user, TicketType type, const char* why);
+    // The user joins room `room` on `node` directly, as ticket `id` (JoinRoomByID).
+    void join_room(TicketType type, const TicketId& room, const NodeId& node, SharedUser user,
+                   const TicketId& id, std::function<void(Result<void>)> done);
+    // A message from the user to every member of the room it is in, wherever that room is held.
+    [[nodiscard]] Result<void> broadcast(TicketType type, const UserId& user, std::uint8_t ver,
+                                         std::uint16_t cmd, Bytes message);
+    // The user leaves the room it is in (with its party), wherever that room is held.
+    void leave_room_of(const UserId& user, TicketType type, std::function<void(Result<void>)> done);
+
+    // Node `node` is gone: users connected here in rooms held there are out (222).
+    void end_participations_on(const NodeId& node);
+    // Node `node` is gone: the other homes of parties from here that joined a room there hear it.
+    void tell_parties_joined_at(const NodeId& node);
+
+private:
+    void receive_end(const PushEnvelope& push, Participation& participation);
+    void deliver_locally(const PushEnvelope& push);
+
+    Context& context_;
+    PushSink& sink_;
+    Tickets& tickets_;
+    Rooms& rooms_;
+    Participations participations_;  // of users connected here
+};
+
+}  // namespace matchmesh::ticket

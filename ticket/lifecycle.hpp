@@ -1,0 +1,118 @@
+#pragma once
+// Tickets: the owner's side of the tickets owned on this node, from start to end: created (or a
+// completed room's backfill), searching on a timer, joining another room (one attempt at a time,
+// retried by the courier), waiting in its own room with its items in the matching service, a
+// waiting ticket's own searches, and its end by deadline, cancel, completion or a join. See
+// README.md for the state machine.
+//
+// Owns: the tickets owned here (by ID and each owner's current one), the one copy of each set of
+// names they use, the join attempt counter, and the random source of their searches (seeded from
+// the node's ID, so that the simulation's runs repeat). Owned by TicketService; on the node's loop
+// thread. Reaches the rooms held here through Rooms (its own room opens, closes, completes) and
+// its users' participations through Home.
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ticket/by_owner.hpp"
+#include "ticket/context.hpp"
+#include "ticket/state.hpp"
+#include "ticket/wire.hpp"
+
+namespace matchmesh::ticket {
+
+class Home;
+class Rooms;
+
+// A ticket's holder: what AllowMatchIf and OnTicketComplete see of it.
+[[nodiscard]] Holder holder_of(const TicketSettings& params);
+
+class Tickets {
+public:
+    Tickets(Context& context, Rooms& rooms, Home& home);
+    Tickets(const Tickets&) = delete;
+    Tickets& operator=(const Tickets&) = delete;
+
+    [[nodiscard]] OwnedTicket* find(const TicketId& id) { return tickets_.find(id); }
+    [[nodiscard]] const OwnedTicket* find(const TicketId& id) const { return tickets_.find(id); }
+    [[nodiscard]] bool contains(const TicketId& id) const { return tickets_.contains(id); }
+    [[nodiscard]] OwnedTicket* of_owner(const UserId& owner, TicketType type) {
+        return tickets_.of_owner(owner, type);
+    }
+    [[nodiscard]] const OwnedTicket* of_owner(const UserId& owner, TicketType type) const {
+        return tickets_.of_owner(owner, type);
+    }
+    [[nodiscard]] const std::map<TicketId, OwnedTicket>& all() const { return tickets_.all(); }
+    [[nodiscard]] std::size_t size() const { return tickets_.size(); }
+
+    // A new ticket for `owner` and its claimed party, with its own room; it starts searching (or
+    // waiting, with no searches to make).
+    [[nodiscard]] Result<OwnedTicket*> create(TicketType type, SharedUser owner,
+                                              std::vector<User> party, TicketId id);
+    // A backfill ticket for the owner's completed `room`: it waits at once, for the seats left.
+    void start_backfill(Room& room, SharedUser owner, TicketParams params, TicketId id);
+    // By value: callers may name the ticket's own ID, which ending it frees.
+    void end(TicketId id, PushKind outcome);
+    // The join `ticket` is trying succeeded (its answer, or a push from that room, says so).
+    void conclude_join(OwnedTicket& ticket);
+    // A party joined the room of live ticket `id`: its deadline gets the join's extension.
+    void extend_on_join(const TicketId& id);
+    // A room closed by its ticket's wait search that gets a join from the very room that search is
+    // trying to join: the lower ticket ID gives its own join up and takes the other in.
+    void yield_to_crossed_join(Room& room, const JoinMessage& join);
+    // Drops the sets of names no ticket holds any more (the service's sweep).
+    void forget_unused_names();
+    // The service is going: no ticket's timer may run.
+    void cancel_timers();
+
+private:
+    // Sets the ticket's timer for its next step or its deadline, whichever comes first.
+    void arm(OwnedTicket& ticket);
+    void wake(const TicketId& id);
+    void schedule_search(OwnedTicket& ticket, Duration delay);
+    void run_search(const TicketId& id);
+    void start_search(OwnedTicket& ticket);
+    void schedule_wait_search(const OwnedTicket& ticket);
+    void run_wait_search(const TicketId& id);
+    void end_wait_search(OwnedTicket& ticket);
+    // Whether the ticket's own room holds its party and nobody else (it may still move).
+    [[nodiscard]] bool alone_in_room(const OwnedTicket& ticket) const;
+    void on_search_results(const TicketId& id, matching::SearchOutcome outcome);
+    void try_next_candidate(OwnedTicket& ticket);
+    void spread_candidates(OwnedTicket& ticket);
+    void send_join(const TicketId& id);
+    void on_join_reply(const TicketId& id, const std::string& attempt,
+                       std::expected<JoinReplyMessage, std::string> reply);
+    void start_waiting(OwnedTicket& ticket);
+    void refresh_items(const TicketId& id);
+    void remove_items(const OwnedTicket& ticket);
+    void on_deadline(const TicketId& id);
+    void finish(OwnedTicket& ticket);
+    // Ends the room of a ticket that ended with `outcome` (not by a join, not a backfill).
+    void end_room(const TicketId& room_id, PushKind outcome);
+    // Keeps a new ticket's parameters, its names shared with other tickets naming the same.
+    [[nodiscard]] TicketSettings settle(TicketParams params);
+
+    Context& context_;
+    Rooms& rooms_;
+    Home& home_;
+    ByOwner<OwnedTicket> tickets_;  // owned here, in progress
+    // One copy of each set of names that tickets use; the sweep drops those no ticket holds.
+    struct NamesLess {
+        using is_transparent = void;  // looked up by value, so a known set costs no allocation
+        static const TicketNames& of(const std::shared_ptr<const TicketNames>& names) {
+            return *names;
+        }
+        static const TicketNames& of(const TicketNames& names) { return names; }
+        bool operator()(const auto& left, const auto& right) const { return of(left) < of(right); }
+    };
+    std::set<std::shared_ptr<const TicketNames>, NamesLess> names_;
+    std::uint64_t next_attempt_ = 1;
+    std::mt19937_64 random_;  // seeded from the node's ID: the simulation's runs repeat
+};
+
+}  // namespace matchmesh::ticket

@@ -1,0 +1,47 @@
+#pragma once
+// The ticket service's options and counters (see service.hpp), apart so that its roles can name
+// them without the service itself.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "mesh/scheduler.hpp"
+#include "ticket/courier.hpp"
+#include "ticket/types.hpp"
+
+namespace matchmesh::ticket {
+
+struct TicketServiceOptions {
+    ParamLimits limits;
+    Duration join_timeout{500};       // one try of a join request
+    Duration reservation_ttl{10000};  // a reserved seat is held this long
+    Duration matched_memory{60000};   // how long a joined ticket is remembered
+    std::chrono::seconds item_ttl_max{60};
+    // A session of the user began on another node: the node closes its own (older) session.
+    std::function<void(const UserId&)> on_superseded;
+    std::size_t tickets_max = 100000;  // live tickets owned on this node
+    // New sessions are announced to the other nodes together, at most this long after they
+    // began (a busy node sends one message per peer for many connects, not one per connect).
+    Duration session_announce_delay{5};
+    // A party member is claimed only if its own session accepted the owner's party first
+    // (accept_party). Off, the caller of start_ticket vouches for the party: the game's own server
+    // code. The node's client port turns it on, so that no player can pull others into a room.
+    bool party_consent = false;
+    CourierOptions courier;
+};
+
+struct TicketCounters {
+    std::uint64_t started = 0;
+    std::uint64_t completed = 0;
+    std::uint64_t timed_out = 0;
+    std::uint64_t canceled = 0;
+    std::uint64_t searches = 0;
+    std::uint64_t joins_accepted = 0;
+    std::uint64_t joins_refused = 0;
+    std::uint64_t pushes_delivered = 0;
+    std::uint64_t pushes_dropped = 0;  // for tickets the user no longer has
+};
+
+}  // namespace matchmesh::ticket
