@@ -25,6 +25,12 @@ public:
     }
     [[nodiscard]] bool contains(const UserId& id) const { return users_.contains(id); }
     [[nodiscard]] std::size_t size() const { return users_.size(); }
+    template <typename Visit>
+    void for_each(Visit&& visit) const {
+        for (const auto& [id, user] : users_) {
+            visit(*user);
+        }
+    }
 
     // A new session (the user is not here yet).
     void add(User user);

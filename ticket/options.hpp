@@ -22,9 +22,13 @@ struct TicketServiceOptions {
     // A session of the user began on another node: the node closes its own (older) session.
     std::function<void(const UserId&)> on_superseded;
     std::size_t tickets_max = 100000;  // live tickets owned on this node
-    // New sessions are announced to the other nodes together, at most this long after they
-    // began (a busy node sends one message per peer for many connects, not one per connect).
+    // New and ended sessions are sent to their users' directory nodes together, at most this
+    // long after they began or ended (a busy node sends one message per directory node for many
+    // connects, not one per connect).
     Duration session_announce_delay{5};
+    // Users whose sessions this node keeps as their directory; past it a registration is refused
+    // (and counted), and that user's next session elsewhere ends no older one.
+    std::size_t session_directory_max = 1000000;
     // A party member is claimed only if its own session accepted the owner's party first
     // (accept_party). Off, the caller of start_ticket vouches for the party: the game's own server
     // code. The node's client port turns it on, so that no player can pull others into a room.

@@ -20,7 +20,8 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
       courier_(network, scheduler, options.courier,
                std::hash<std::string>{}(network.self().id.str())),
       recall_(options.matched_memory),
-      sessions_(network, scheduler, options.session_announce_delay, alive_),
+      sessions_(network, scheduler, options.session_announce_delay, options.session_directory_max,
+                alive_, [this](const UserId& user) { end_superseded(user); }),
       context_{network_,   scheduler_, matching_, options_,  courier_,
                callbacks_, users(),    recall_,   counters_, alive_},
       tickets_(context_, rooms_, home_),
@@ -47,12 +48,19 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
     handle(wire::METHOD_BROADCAST, &TicketService::on_broadcast);
     handle(wire::METHOD_CLAIM, &TicketService::on_claim);
     handle(wire::METHOD_RELEASE, &TicketService::on_release);
-    network_.on_one_way(wire::SERVICE, wire::METHOD_SESSION,
-                        [this, alive = alive_](const NodeId& from, mesh::PayloadView payload) {
-                            if (*alive) {
-                                on_session(from, payload);
-                            }
-                        });
+    auto hear = [this](mesh::MethodId method,
+                       void (Sessions::*handler)(const NodeId&, mesh::PayloadView)) {
+        network_.on_one_way(wire::SERVICE, method,
+                            [this, alive = alive_, handler](const NodeId& from,
+                                                            mesh::PayloadView payload) {
+                                if (*alive) {
+                                    (sessions_.*handler)(from, payload);
+                                }
+                            });
+    };
+    hear(wire::METHOD_SESSION, &Sessions::on_register);
+    hear(wire::METHOD_SESSION_END, &Sessions::on_end);
+    hear(wire::METHOD_SUPERSEDE, &Sessions::on_supersede);
     network_.on_membership([this, alive = alive_](const mesh::MembershipEvent& event) {
         if (*alive) {
             on_membership(event);
@@ -111,18 +119,10 @@ std::size_t TicketService::ticket_count(TicketPhase phase) const {
                       [phase](const auto& entry) { return entry.second.phase == phase; }));
 }
 
-void TicketService::on_session(const NodeId& from, mesh::PayloadView payload) {
-    auto sessions = decode_sessions(payload, network_.reader_options());
-    if (!sessions || sessions->home != from) {
-        return;
-    }
-    for (const SessionStart& session : sessions->users) {
-        if (sessions_.superseded_by(from, session)) {
-            disconnect_user(session.user);
-            if (options_.on_superseded) {
-                options_.on_superseded(session.user);
-            }
-        }
+void TicketService::end_superseded(const UserId& user) {
+    disconnect_user(user);
+    if (options_.on_superseded) {
+        options_.on_superseded(user);
     }
 }
 
@@ -141,7 +141,7 @@ void TicketService::disconnect_user(const UserId& user) {
                 cancel_reason_disconnected);  // its session gets nothing more
         }
     }
-    users().remove(user);
+    sessions_.end(user);
 }
 
 void TicketService::accept_party(TicketType type, const UserId& member, UserId owner) {
@@ -656,6 +656,7 @@ void TicketService::on_membership(const mesh::MembershipEvent& event) {
         case mesh::MembershipEvent::Kind::joined:
         case mesh::MembershipEvent::Kind::reconciled: break;
     }
+    sessions_.on_membership(event);
 }
 
 void TicketService::on_node_gone(const NodeId& node) {

@@ -178,7 +178,8 @@ private:
     void on_broadcast(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     void on_claim(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     void on_release(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
-    void on_session(const NodeId& from, mesh::PayloadView payload);
+    // A newer session of the user began elsewhere: the one here ends.
+    void end_superseded(const UserId& user);
     void on_membership(const mesh::MembershipEvent& event);
     void on_node_gone(const NodeId& node);
     // Forgets what is only remembered for a while (joined tickets, accepted joins, delivered
@@ -200,7 +201,7 @@ private:
     Recall recall_;  // joined tickets, accepted joins, delivered pushes, for a while
     TicketCounters counters_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-    Sessions sessions_;  // the users connected here, and the announcement of new sessions
+    Sessions sessions_;  // the users connected here, and the cluster's session directory
     Context context_;    // the above, as the roles see them
     // The roles, each owning its state; each is built with references to the others it calls.
     Tickets tickets_;         // owned here, in progress

@@ -19,7 +19,12 @@ const methodLeave :UInt16 = 3;      # Leave -> LeaveReply (to the room's node)
 const methodBroadcast :UInt16 = 4;  # Broadcast -> Ack (a member asks the room's node to push 224)
 const methodClaim :UInt16 = 5;      # Claim -> ClaimReply (reserve a party member at its home)
 const methodRelease :UInt16 = 6;    # Release -> Ack (undo a claim)
-const methodSession :UInt16 = 7;    # one-way Sessions: users connected elsewhere; older sessions end
+# Sessions, all one-way and batched (see session_directory.hpp): a home registers its new sessions
+# with each user's directory node and tells it when they end; a directory that finds two sessions
+# of a user tells the older one's home to end it.
+const methodSession :UInt16 = 7;    # one-way Sessions: sessions begun at `home`, to register
+const methodSessionEnd :UInt16 = 8; # one-way Sessions: sessions of `home` that ended
+const methodSupersede :UInt16 = 9;  # one-way Sessions: newer sessions at `home`; end yours
 
 struct UserInfo {
   id @0 :Text;
@@ -132,7 +137,7 @@ struct Release {
 
 struct Sessions {
   home @0 :Text;                    # the node these users connected to
-  users @1 :List(SessionStart);     # announced together, a few milliseconds' worth
+  users @1 :List(SessionStart);     # sent together, a few milliseconds' worth
 }
 
 struct SessionStart {
