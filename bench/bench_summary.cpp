@@ -133,8 +133,7 @@ void add_overload_phases(const fs::path& dir, json& summary) {
                   {"lost", report["unfinished"]},
                   {"accepted_fill_rate", report["fill_rate"]},
                   {"ideal_fill_rate", ideal.value("fill_rate", json())},
-                  {"accepted_ttm_p99_ms",
-                   report.value("accepted_ttm_ms", report["ttm_ms"])["p99"]},
+                  {"accepted_ttm_p99_ms", report.value("accepted_ttm_ms", report["ttm_ms"])["p99"]},
                   {"goodput_per_s", report["goodput_per_s"]},
                   {"arrivals_per_s", report.value("arrivals_per_s", json())}};
         if (std::string(phase) == "overload_2x" && summary.contains("matchmesh") &&
@@ -255,12 +254,11 @@ std::string markdown(const json& summary) {
             "\n| nodes | frames per match | membership frames per node per s | CPU us per "
             "match | capacity (matches/s) |\n|---:|---:|---:|---:|---:|\n";
         for (const json& size : summary["scale"]) {
-            table += fmt::format("| {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} |\n",
-                                 size["nodes"].get<std::size_t>(),
-                                 size["frames_per_match"].get<double>(),
-                                 size["membership_frames_per_node_s"].get<double>(),
-                                 size["cpu_us_per_match"].get<double>(),
-                                 size["capacity"].get<double>());
+            table += fmt::format(
+                "| {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} |\n", size["nodes"].get<std::size_t>(),
+                size["frames_per_match"].get<double>(),
+                size["membership_frames_per_node_s"].get<double>(),
+                size["cpu_us_per_match"].get<double>(), size["capacity"].get<double>());
         }
     }
     return table;

@@ -17,8 +17,8 @@
 #include <poll.h>
 #include <nlohmann/json.hpp>
 
-#include "mesh/base/assert.hpp"
 #include "bench/rules.hpp"
+#include "mesh/base/assert.hpp"
 
 namespace matchmesh::bench {
 namespace {

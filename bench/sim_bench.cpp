@@ -1,9 +1,9 @@
 // matchmesh-bench-sim: costs that noise cannot move. The stock node's core — its services and
 // its client command semantics, built as the node builds them — runs a simulated cluster (3
-// nodes but in `scale`) in one process (the tests' SimulatedCluster harness: virtual time, no sockets, 1 ms links),
-// so a seed gives the same events on every run (event_log_hash says so). Nothing is random
-// beyond the seed: ConfiguredTicketTypes only draws from its own generator for `randomize`,
-// which these ticket types leave at 0.
+// nodes but in `scale`) in one process (the tests' SimulatedCluster harness: virtual time, no
+// sockets, 1 ms links), so a seed gives the same events on every run (event_log_hash says so).
+// Nothing is random beyond the seed: ConfiguredTicketTypes only draws from its own generator for
+// `randomize`, which these ticket types leave at 0.
 //
 //   matchmesh-bench-sim matches
 //       A fixed, seeded trace of 10,000 1v1 tickets (500/s for 20 s, ratings N(1500, 300)), users
@@ -300,8 +300,8 @@ void fill_pool(SimulatedCluster& cluster, std::size_t pool, std::size_t slots) {
 
 // One newcomer, measured from its start until it has its 220 and its partner's items are gone.
 // It connects to the node after the slot's, so that every size measures a join across nodes.
-[[gnu::noinline]] void measure_newcomer(SimulatedCluster& cluster, std::size_t index, std::size_t slot,
-                                        std::size_t pool, PoolFigures& figures) {
+[[gnu::noinline]] void measure_newcomer(SimulatedCluster& cluster, std::size_t index,
+                                        std::size_t slot, std::size_t pool, PoolFigures& figures) {
     const UserId user(fmt::format("newcomer-{}", index));
     std::optional<Time> matched_at;
     cluster.on_terminal = [&](const UserId& who, const ticket::PushMessage& message) {

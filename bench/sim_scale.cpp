@@ -47,8 +47,8 @@ nlohmann::json measure_size(std::size_t nodes, const ScaleOptions& options,
         {"replicas", cluster.replicas()},
         {"tickets", arrivals.size()},
         {"matches", cluster.rooms_completed()},
-        {"fill_rate", static_cast<double>(cluster.tally.success) /
-                          static_cast<double>(arrivals.size())},
+        {"fill_rate",
+         static_cast<double>(cluster.tally.success) / static_cast<double>(arrivals.size())},
         {"frames_per_match", matches == 0 ? 0.0 : std::max(0.0, match_frames) / matches},
         {"membership_frames_per_node_s", membership_frames_s / static_cast<double>(nodes)},
         {"cpu_us_per_match", cpu_s_per_match * 1e6},
@@ -56,15 +56,14 @@ nlohmann::json measure_size(std::size_t nodes, const ScaleOptions& options,
         {"capacity", cpu_s_per_match == 0 ? 0.0 : static_cast<double>(nodes) / cpu_s_per_match},
         {"virtual_seconds", run.virtual_seconds},
         {"setup_cpu_seconds", setup}};
-    fmt::print(stderr,
-               "scale: {:>4} nodes (R = {}): {:.1f} frames per match, {:.1f} membership frames "
-               "per node per second, {:.0f} us CPU per match, capacity {:.0f} matches/s, fill "
-               "{:.1f}% ({:.1f} s CPU)\n",
-               nodes, figures["replicas"].get<std::size_t>(),
-               figures["frames_per_match"].get<double>(), membership_frames_s / nodes,
-               cpu_s_per_match * 1e6, figures["capacity"].get<double>(),
-               100 * figures["fill_rate"].get<double>(),
-               setup + idle.cpu_seconds + run.cpu_seconds);
+    fmt::print(
+        stderr,
+        "scale: {:>4} nodes (R = {}): {:.1f} frames per match, {:.1f} membership frames "
+        "per node per second, {:.0f} us CPU per match, capacity {:.0f} matches/s, fill "
+        "{:.1f}% ({:.1f} s CPU)\n",
+        nodes, figures["replicas"].get<std::size_t>(), figures["frames_per_match"].get<double>(),
+        membership_frames_s / nodes, cpu_s_per_match * 1e6, figures["capacity"].get<double>(),
+        100 * figures["fill_rate"].get<double>(), setup + idle.cpu_seconds + run.cpu_seconds);
     return figures;
 }
 

@@ -22,9 +22,9 @@ namespace matchmesh::bench {
 
 struct ScaleOptions {
     std::vector<std::size_t> sizes{3, 6, 12, 24, 48, 96, 192};
-    double rate = 500;   // arrivals a second, in total
-    double seconds = 10; // of arrivals
-    Duration idle{5000}; // the idle run that measures membership traffic
+    double rate = 500;    // arrivals a second, in total
+    double seconds = 10;  // of arrivals
+    Duration idle{5000};  // the idle run that measures membership traffic
     std::uint64_t seed = 1;
 };
 

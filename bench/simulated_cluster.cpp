@@ -130,7 +130,7 @@ Duration SimulatedCluster::play(const std::vector<Arrival>& arrivals) {
 }
 
 void SimulatedCluster::run_until(const std::function<bool()>& done, Duration limit,
-                           std::string_view what) {
+                                 std::string_view what) {
     const Time deadline = world().now() + limit;
     while (!done()) {
         if (world().now() >= deadline) {

@@ -36,8 +36,7 @@ void Placement::update(std::span<const mesh::MemberInfo> live_members) {
 }
 
 std::size_t Placement::replica_count() const {
-    return candidates_.empty() ? 0
-                               : matching::replica_count(candidates_.size(), rule_);
+    return candidates_.empty() ? 0 : matching::replica_count(candidates_.size(), rule_);
 }
 
 void Placement::replicas(std::uint64_t key_hash, std::vector<NodeId>& out) const {

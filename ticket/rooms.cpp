@@ -116,20 +116,20 @@ void Rooms::announce(Room& room, const std::optional<Announcement>& announcement
 JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
     auto refuse = [this](JoinRefusal refusal) {
         ++context_.counters.joins_refused;
-        return JoinReplyMessage{false, std::move(refusal.reason), refusal.taken};
+        return refused_join(refusal);
     };
     if (context_.recall.accepted_join(join.attempt)) {
         return JoinReplyMessage{true, {}};  // a retry of a join already accepted
     }
     auto found = rooms_.find(join.room_id);
     if (found == nullptr) {
-        return refuse({"room not found"});
+        return refuse(JoinRefusal::room_not_found);
     }
     if (found->state == RoomState::searching && join.from_search) {
         tickets_.yield_to_crossed_join(*found, join);
     }
     if (auto refusal = seat_refusal(*found, join)) {
-        return refuse(std::move(*refusal));
+        return refuse(*refusal);
     }
     const Callbacks* handlers = context_.callbacks(found->type);
     const TicketId room_id = found->id;
@@ -138,12 +138,12 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
         TicketProperties properties{owner_holder(room), {{join.party.front()->id, join.holder}}};
         if (!handlers->allow_match_if(properties, context_.local_user(room.owner),
                                       join.party.front().get())) {
-            return refuse({"the owner's rules do not allow this match", false});
+            return refuse(JoinRefusal::not_allowed);
         }
         found = rooms_.find(room_id);  // the callback may have changed anything
         if (found == nullptr ||
             (found->state != RoomState::waiting && found->state != RoomState::backfill)) {
-            return refuse({"the room closed"});
+            return refuse(JoinRefusal::closed);
         }
     }
     seat(*found, join);
@@ -155,13 +155,12 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
     return JoinReplyMessage{true, {}};
 }
 
-std::optional<Rooms::JoinRefusal> Rooms::seat_refusal(const Room& room,
-                                                      const JoinMessage& join) const {
+std::optional<JoinRefusal> Rooms::seat_refusal(const Room& room, const JoinMessage& join) const {
     if (room.state != RoomState::waiting && room.state != RoomState::backfill) {
-        return JoinRefusal{"the room is not waiting for members"};
+        return JoinRefusal::not_waiting;
     }
     if (room.type != join.ticket_type) {
-        return JoinRefusal{"another ticket type", false};
+        return JoinRefusal::other_type;
     }
     const Time now = context_.scheduler.now();
     std::size_t taken = seats_taken(room, now);
@@ -173,11 +172,11 @@ std::optional<Rooms::JoinRefusal> Rooms::seat_refusal(const Room& room,
         const bool member = std::any_of(room.members.begin(), room.members.end(),
                                         [&](const Member& m) { return m.user->id == user->id; });
         if (member) {
-            return JoinRefusal{"already a member", false};
+            return JoinRefusal::already_member;
         }
     }
     if (taken + join.party.size() > room.max_members) {
-        return JoinRefusal{"the room is full"};
+        return JoinRefusal::full;
     }
     return std::nullopt;
 }

@@ -76,10 +76,6 @@ public:
     [[nodiscard]] static std::vector<UserId> member_ids(const Room& room);
 
 private:
-    struct JoinRefusal {
-        std::string reason;
-        bool taken = true;  // the seats are gone (the joiner's next candidate counts it)
-    };
     // Why this room cannot seat the join's party now, if it cannot.
     [[nodiscard]] std::optional<JoinRefusal> seat_refusal(const Room& room,
                                                           const JoinMessage& join) const;

@@ -50,13 +50,13 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
     handle(wire::METHOD_RELEASE, &TicketService::on_release);
     auto hear = [this](mesh::MethodId method,
                        void (Sessions::*handler)(const NodeId&, mesh::PayloadView)) {
-        network_.on_one_way(wire::SERVICE, method,
-                            [this, alive = alive_, handler](const NodeId& from,
-                                                            mesh::PayloadView payload) {
-                                if (*alive) {
-                                    (sessions_.*handler)(from, payload);
-                                }
-                            });
+        network_.on_one_way(
+            wire::SERVICE, method,
+            [this, alive = alive_, handler](const NodeId& from, mesh::PayloadView payload) {
+                if (*alive) {
+                    (sessions_.*handler)(from, payload);
+                }
+            });
     };
     hear(wire::METHOD_SESSION, &Sessions::on_register);
     hear(wire::METHOD_SESSION_END, &Sessions::on_end);

@@ -33,8 +33,8 @@ namespace matchmesh::ticket {
 
 // Which of two sessions of a user is the newer: the later start, and on a tie the higher home ID
 // (every node decides alike).
-[[nodiscard]] bool newer_session(std::uint64_t epoch, const NodeId& home,
-                                 std::uint64_t other_epoch, const NodeId& other_home);
+[[nodiscard]] bool newer_session(std::uint64_t epoch, const NodeId& home, std::uint64_t other_epoch,
+                                 const NodeId& other_home);
 
 struct SessionEntry {
     NodeId home;

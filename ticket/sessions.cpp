@@ -71,8 +71,8 @@ void Sessions::send_queued() {
     scheduler_.cancel(send_timer_);
     send_timer_ = 0;
     for (auto& [to, sessions] : std::exchange(unsent_, {})) {
-        const auto method = to.second == Batch::register_sessions ? wire::METHOD_SESSION
-                                                                  : wire::METHOD_SESSION_END;
+        const auto method =
+            to.second == Batch::register_sessions ? wire::METHOD_SESSION : wire::METHOD_SESSION_END;
         network_.send(to.first, wire::SERVICE, method,
                       encode(SessionsMessage{network_.self().id, std::move(sessions)}));
     }

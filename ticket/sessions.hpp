@@ -69,8 +69,8 @@ private:
     Duration send_delay_;
     std::shared_ptr<bool> alive_;
     EndSuperseded end_superseded_;
-    LocalUsers users_;             // connected here
-    SessionDirectory directory_;   // users whose directory this node is
+    LocalUsers users_;                    // connected here
+    SessionDirectory directory_;          // users whose directory this node is
     std::vector<mesh::MemberInfo> view_;  // the live members the registrations sent followed
     std::map<std::pair<NodeId, Batch>, std::vector<SessionStart>> unsent_;  // by directory
     mesh::TimerId send_timer_ = 0;

@@ -187,6 +187,26 @@ mesh::Payload encode(const ClaimMessage& message) {
     });
 }
 
+std::string_view to_string(JoinRefusal refusal) {
+    switch (refusal) {
+        case JoinRefusal::room_not_found: return "room not found";
+        case JoinRefusal::not_waiting: return "the room is not waiting for members";
+        case JoinRefusal::other_type: return "another ticket type";
+        case JoinRefusal::already_member: return "already a member";
+        case JoinRefusal::full: return "the room is full";
+        case JoinRefusal::not_allowed: return "the owner's rules do not allow this match";
+        case JoinRefusal::closed: return "the room closed";
+    }
+    return "?";
+}
+
+JoinReplyMessage refused_join(JoinRefusal refusal) {
+    const bool seats_gone = refusal != JoinRefusal::other_type &&
+                            refusal != JoinRefusal::already_member &&
+                            refusal != JoinRefusal::not_allowed;
+    return JoinReplyMessage{false, std::string(to_string(refusal)), seats_gone};
+}
+
 std::string_view to_string(ClaimRefusal refusal) {
     switch (refusal) {
         case ClaimRefusal::none: return "";

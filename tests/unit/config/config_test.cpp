@@ -70,8 +70,8 @@ TEST_CASE("config: maxReplicas loads, and outside 1..1000 or not an integer is r
     REQUIRE(loaded.has_value());
     CHECK(loaded->matching.replicas_max == 5);
     for (const char* bad : {"0", "1001", "-1", "2.5", "\"3\"", "false", "null"}) {
-        expect_rejected(std::string(R"({"matching": {"maxReplicas": )") + bad + "}}",
-                        Errc::invalid, "matching.maxReplicas", "1..1000");
+        expect_rejected(std::string(R"({"matching": {"maxReplicas": )") + bad + "}}", Errc::invalid,
+                        "matching.maxReplicas", "1..1000");
     }
 }
 
