@@ -56,7 +56,9 @@ public:
     void stop() { scheduler_.cancel(send_timer_); }
 
 private:
-    enum class Batch { register_sessions, end_sessions };
+    // Ends before registrations, per directory node: a session that ended and one that began in
+    // the same millisecond on this node (a reconnect) leave the new one registered.
+    enum class Batch { end_sessions, register_sessions };
     // A directory's answer: the older of two sessions ends at its home.
     void supersede(const Supersede& older);
     // Whether `newer`, begun at `home`, replaces the user's session here.

@@ -76,6 +76,28 @@ TEST_CASE("ticket/sessions: a newer session on another of 12 nodes ends the olde
     CHECK_FALSE(sessions.connected(8, "late"));
 }
 
+TEST_CASE("ticket/sessions: a reconnect on the same node keeps the new session registered") {
+    // The old session's end and the new one's registration reach the directory together, even in
+    // the same millisecond (one epoch): a newer session elsewhere still ends the new one.
+    SessionCluster sessions(6);
+    std::string user;
+    for (int i = 0; user.empty(); ++i) {
+        const std::string candidate = "r" + std::to_string(i);
+        if (sessions.directory(candidate, 0) != TicketCluster::name(0)) {
+            user = candidate;
+        }
+    }
+    sessions.connect(0, user, 1000);
+    sessions.cluster.run(50ms);
+    sessions.connect(0, user, 1000);  // the same node and millisecond: a reconnect
+    sessions.cluster.run(50ms);
+    REQUIRE(sessions.connected(0, user));
+    sessions.connect(4, user, 2000);
+    sessions.cluster.run(100ms);
+    CHECK_FALSE(sessions.connected(0, user));
+    CHECK(sessions.connected(4, user));
+}
+
 TEST_CASE("ticket/sessions: the directory node's death loses no session for long") {
     // The homes register their sessions again with the user's next directory node.
     SessionCluster sessions(6);
