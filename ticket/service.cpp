@@ -27,7 +27,7 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
       tickets_(context_, rooms_, home_),
       rooms_(context_, tickets_, home_),
       home_(context_, sink, tickets_, rooms_),
-      claims_(context_, home_.participations()) {
+      claims_(context_, home_.participations(), sessions_.directory()) {
     auto handle =
         [this](mesh::MethodId method,
                void (TicketService::*handler)(const NodeId&, mesh::PayloadView, mesh::Responder)) {
@@ -48,6 +48,7 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
     handle(wire::METHOD_BROADCAST, &TicketService::on_broadcast);
     handle(wire::METHOD_CLAIM, &TicketService::on_claim);
     handle(wire::METHOD_RELEASE, &TicketService::on_release);
+    handle(wire::METHOD_LOCATE, &TicketService::on_locate);
     auto hear = [this](mesh::MethodId method,
                        void (Sessions::*handler)(const NodeId&, mesh::PayloadView)) {
         network_.on_one_way(
@@ -193,21 +194,20 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
     const TicketId claim_id = next_ticket_id();
     starting_.insert({owner, type});
     claims_.claim_party(claim_id, type, *user, party,
-                        [this, type, owner, claim_id, party,
+                        [this, type, owner, claim_id,
                          done = std::move(done)](Result<std::vector<User>> claimed) {
-                            start_claimed(type, owner, claim_id, party, std::move(claimed), done);
+                            start_claimed(type, owner, claim_id, std::move(claimed), done);
                         });
 }
 
 void TicketService::start_claimed(TicketType type, const UserId& owner, const TicketId& claim_id,
-                                  const std::vector<UserId>& party,
                                   Result<std::vector<User>> claimed,
                                   const std::function<void(Result<void>)>& done) {
     starting_.erase({owner, type});
     const User* still = local_user(owner);
     if (!claimed || still == nullptr) {
         if (claimed) {
-            claims_.release_claims(claim_id, type, party);
+            claims_.release_claims(claim_id, type, *claimed);
         }
         done(claimed ? fail(Errc::user_not_found, "the owner disconnected")
                      : std::unexpected(claimed.error()));
@@ -215,7 +215,7 @@ void TicketService::start_claimed(TicketType type, const UserId& owner, const Ti
     }
     auto created = tickets_.create(type, users().shared(owner), *claimed, claim_id);
     if (!created) {
-        claims_.release_claims(claim_id, type, party);
+        claims_.release_claims(claim_id, type, *claimed);
         done(std::unexpected(created.error()));
         return;
     }
@@ -647,6 +647,16 @@ void TicketService::on_release(const NodeId&, mesh::PayloadView payload,
     }
     claims_.release(*release);
     responder.reply(encode(AckMessage{true, {}}));
+}
+
+void TicketService::on_locate(const NodeId&, mesh::PayloadView payload,
+                              mesh::Responder responder) {
+    auto locate = decode_locate(payload, network_.reader_options());
+    if (!locate) {
+        responder.fail(mesh::MeshErrc::malformed, locate.error());
+        return;
+    }
+    responder.reply(encode(claims_.answer_locate(*locate)));
 }
 
 void TicketService::on_membership(const mesh::MembershipEvent& event) {

@@ -168,7 +168,7 @@ private:
     }
     // A party start once its members are claimed (or not): the ticket, or every claim undone.
     void start_claimed(TicketType type, const UserId& owner, const TicketId& claim_id,
-                       const std::vector<UserId>& party, Result<std::vector<User>> claimed,
+                       Result<std::vector<User>> claimed,
                        const std::function<void(Result<void>)>& done);
 
     // --- messages from other nodes ---
@@ -178,6 +178,7 @@ private:
     void on_broadcast(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     void on_claim(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     void on_release(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
+    void on_locate(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
     // A newer session of the user began elsewhere: the one here ends.
     void end_superseded(const UserId& user);
     void on_membership(const mesh::MembershipEvent& event);

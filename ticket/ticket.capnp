@@ -25,6 +25,7 @@ const methodRelease :UInt16 = 6;    # Release -> Ack (undo a claim)
 const methodSession :UInt16 = 7;    # one-way Sessions: sessions begun at `home`, to register
 const methodSessionEnd :UInt16 = 8; # one-way Sessions: sessions of `home` that ended
 const methodSupersede :UInt16 = 9;  # one-way Sessions: newer sessions at `home`; end yours
+const methodLocate :UInt16 = 10;    # Locate -> Located (to the user's directory node)
 
 struct UserInfo {
   id @0 :Text;
@@ -143,6 +144,14 @@ struct Sessions {
 struct SessionStart {
   userId @0 :Text;
   epoch @1 :UInt64;                 # when it connected (wall clock ms); the newest session wins
+}
+
+struct Locate {
+  userId @0 :Text;                  # whose session to find
+}
+
+struct Located {
+  home @0 :Text;                    # the node the user's session is on; empty when not known
 }
 
 struct Ack {

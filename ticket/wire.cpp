@@ -187,6 +187,16 @@ mesh::Payload encode(const ClaimMessage& message) {
     });
 }
 
+mesh::Payload encode(const LocateMessage& message) {
+    return build<wire::Locate>(
+        [&](wire::Locate::Builder root) { root.setUserId(message.user.str()); });
+}
+
+mesh::Payload encode(const LocatedMessage& message) {
+    return build<wire::Located>(
+        [&](wire::Located::Builder root) { root.setHome(message.home.str()); });
+}
+
 std::string_view to_string(JoinRefusal refusal) {
     switch (refusal) {
         case JoinRefusal::room_not_found: return "room not found";
@@ -359,6 +369,20 @@ Decoded<ClaimReplyMessage> decode_claim_reply(mesh::PayloadView payload,
                               ? static_cast<ClaimRefusal>(refusal)
                               : ClaimRefusal::none;
         return message;
+    });
+}
+
+Decoded<LocateMessage> decode_locate(mesh::PayloadView payload,
+                                     const capnp::ReaderOptions& options) {
+    return decode<wire::Locate>(payload, options, [](wire::Locate::Reader root) {
+        return LocateMessage{UserId(text(root.getUserId(), id_bytes_max, "user ID"))};
+    });
+}
+
+Decoded<LocatedMessage> decode_located(mesh::PayloadView payload,
+                                       const capnp::ReaderOptions& options) {
+    return decode<wire::Located>(payload, options, [](wire::Located::Reader root) {
+        return LocatedMessage{NodeId(text(root.getHome(), id_bytes_max, "home"))};
     });
 }
 

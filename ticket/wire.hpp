@@ -106,6 +106,15 @@ struct SessionsMessage {
     std::vector<SessionStart> users;
 };
 
+// A user's session, as its directory node knows it: where it is (empty when not known).
+struct LocateMessage {
+    UserId user;
+};
+
+struct LocatedMessage {
+    NodeId home;
+};
+
 struct AckMessage {
     bool ok = true;
     std::string reason;
@@ -121,6 +130,8 @@ struct AckMessage {
 [[nodiscard]] mesh::Payload encode(const ClaimReplyMessage& message);
 [[nodiscard]] mesh::Payload encode(const AckMessage& message);
 [[nodiscard]] mesh::Payload encode(const SessionsMessage& message);
+[[nodiscard]] mesh::Payload encode(const LocateMessage& message);
+[[nodiscard]] mesh::Payload encode(const LocatedMessage& message);
 
 template <typename T>
 using Decoded = std::expected<T, std::string>;
@@ -139,5 +150,8 @@ using Decoded = std::expected<T, std::string>;
 [[nodiscard]] Decoded<AckMessage> decode_ack(mesh::PayloadView, const capnp::ReaderOptions&);
 [[nodiscard]] Decoded<SessionsMessage> decode_sessions(mesh::PayloadView,
                                                        const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<LocateMessage> decode_locate(mesh::PayloadView, const capnp::ReaderOptions&);
+[[nodiscard]] Decoded<LocatedMessage> decode_located(mesh::PayloadView,
+                                                     const capnp::ReaderOptions&);
 
 }  // namespace matchmesh::ticket

@@ -38,6 +38,8 @@ void offer(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
     (void)ticket::decode_claim_reply(payload, options);
     (void)ticket::decode_ack(payload, options);
     (void)ticket::decode_sessions(payload, options);
+    (void)ticket::decode_locate(payload, options);
+    (void)ticket::decode_located(payload, options);
 }
 
 }  // namespace

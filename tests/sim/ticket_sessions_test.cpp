@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "ticket/session_directory.hpp"
+#include "ticket/ticket.capnp.h"
 #include "ticket_cluster.hpp"
 
 using namespace ticket_sim;
@@ -12,11 +13,11 @@ namespace {
 struct SessionCluster {
     TicketCluster cluster;
 
-    explicit SessionCluster(std::size_t nodes)
-        : cluster(nodes, 11, LinkModel{Duration(1), Duration(0), 0.0, false}, [] {
+    explicit SessionCluster(std::size_t nodes, std::uint8_t max_members = 2)
+        : cluster(nodes, 11, LinkModel{Duration(1), Duration(0), 0.0, false}, [max_members] {
               Callbacks callbacks;
-              callbacks.on_issue_ticket = [](const User& owner) {
-                  return std::optional(ranked_params(rating_of(owner), 2, 30s));
+              callbacks.on_issue_ticket = [max_members](const User& owner) {
+                  return std::optional(ranked_params(rating_of(owner), max_members, 30s));
               };
               return callbacks;
           }) {}
@@ -151,4 +152,53 @@ TEST_CASE("ticket/sessions: after a partition heals, a user's two sessions becom
         CHECK_FALSE(sessions.connected(static_cast<std::size_t>(i % 3), user));
         CHECK(sessions.connected(3 + static_cast<std::size_t>(i % 3), user));
     }
+}
+
+TEST_CASE(
+    "ticket/sessions: a party start among 12 nodes asks only its members' directories and homes") {
+    // Finding a party member costs a question to its directory node and a claim at its home,
+    // however many nodes there are; a member who is connected nowhere is refused, and asking
+    // for it stays as cheap.
+    SessionCluster sessions(12, 4);
+    std::map<NodeId, int> asked;  // nodes that received a claim or a question of where a user is
+    sessions.cluster.world.drop_if([&](const NodeId&, const NodeId& to, const Envelope& frame) {
+        if (frame.service == ticket::wire::SERVICE && frame.kind == EnvelopeKind::request &&
+            (frame.method == ticket::wire::METHOD_CLAIM ||
+             frame.method == ticket::wire::METHOD_LOCATE)) {
+            ++asked[to];
+        }
+        return false;
+    });
+    sessions.connect(0, "owner", 1000);
+    sessions.connect(7, "friend", 1000);
+    std::optional<Result<void>> started;
+    sessions.cluster.at(0).start_ticket(ranked, UserId("owner"), {UserId("friend")},
+                                        [&](Result<void> r) { started = r; });
+    sessions.cluster.run(200ms);
+    REQUIRE(started.has_value());
+    CHECK(started->has_value());
+    std::set<NodeId> expected{TicketCluster::name(7)};
+    if (sessions.directory("friend", 0) != TicketCluster::name(0)) {
+        expected.insert(sessions.directory("friend", 0));
+    }
+    std::set<NodeId> got;
+    for (const auto& [node, count] : asked) {
+        got.insert(node);
+    }
+    CHECK(got == expected);
+
+    asked.clear();
+    sessions.connect(3, "loner", 1000);
+    std::optional<Result<void>> absent;
+    sessions.cluster.at(3).start_ticket(ranked, UserId("loner"), {UserId("ghost")},
+                                        [&](Result<void> r) { absent = r; });
+    sessions.cluster.run(500ms);
+    REQUIRE(absent.has_value());
+    CHECK(absent->error().code == Errc::party_unavailable);
+    int questions = 0;
+    for (const auto& [node, count] : asked) {
+        CHECK(node == sessions.directory("ghost", 3));
+        questions += count;
+    }
+    CHECK(questions <= 4);
 }

@@ -105,6 +105,8 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
         count(ticket::decode_push(view, options).has_value());
         count(ticket::decode_broadcast(view, options).has_value());
         count(ticket::decode_claim(view, options).has_value());
+        count(ticket::decode_locate(view, options).has_value());
+        count(ticket::decode_located(view, options).has_value());
     }
     CHECK(decoded > 0);
     CHECK(refused > 0);
@@ -128,4 +130,16 @@ TEST_CASE("ticket/wire: session announcements round-trip, and too many in one ar
     auto refused = ticket::decode_sessions(ticket::encode(flood).words(), options);
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().find("sessions in one message") != std::string::npos);
+}
+
+TEST_CASE("ticket/wire: where a user is round-trips, and an oversized user ID is refused") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    auto located = ticket::decode_located(
+        ticket::encode(ticket::LocatedMessage{NodeId("node-7")}).words(), options);
+    REQUIRE(located.has_value());
+    CHECK(located->home == NodeId("node-7"));
+    auto long_id = ticket::decode_locate(
+        ticket::encode(ticket::LocateMessage{UserId(std::string(4096, 'u'))}).words(), options);
+    REQUIRE_FALSE(long_id.has_value());
+    CHECK(long_id.error().find("user ID") != std::string::npos);
 }
