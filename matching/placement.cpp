@@ -8,6 +8,14 @@
 
 namespace matchmesh::matching {
 
+std::uint64_t member_hash(const NodeId& id) {
+    return XXH3_64bits(id.str().data(), id.str().size());
+}
+
+std::uint64_t rendezvous_weight(std::uint64_t key_hash, std::uint64_t member_hash) {
+    return XXH3_64bits_withSeed(&key_hash, sizeof(key_hash), member_hash);
+}
+
 std::size_t replica_count(std::size_t candidates, ReplicaRule rule) {
     MM_ASSERT(rule.distribution_rate >= 1 && rule.distribution_rate <= 100);
     MM_ASSERT(rule.replicas_max >= 1);
@@ -31,7 +39,7 @@ void Placement::update(std::span<const mesh::MemberInfo> live_members) {
     }
     std::sort(candidates_.begin(), candidates_.end());
     for (const NodeId& id : candidates_) {
-        id_hashes_.push_back(XXH3_64bits(id.str().data(), id.str().size()));
+        id_hashes_.push_back(member_hash(id));
     }
 }
 
@@ -44,11 +52,11 @@ void Placement::replicas(std::uint64_t key_hash, std::vector<NodeId>& out) const
     if (candidates_.empty()) {
         return;
     }
-    // weight(key, node) = XXH3(key hash, seeded with the node's ID hash); ties broken by ID.
+    // Ties (which a 64-bit hash all but never has) go to the lower ID.
     std::vector<std::pair<std::uint64_t, std::size_t>> weights;
     weights.reserve(candidates_.size());
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
-        weights.emplace_back(XXH3_64bits_withSeed(&key_hash, sizeof(key_hash), id_hashes_[i]), i);
+        weights.emplace_back(rendezvous_weight(key_hash, id_hashes_[i]), i);
     }
     const auto heavier = [](const auto& a, const auto& b) {
         return a.first != b.first ? a.first > b.first : a.second < b.second;

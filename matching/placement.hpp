@@ -21,6 +21,12 @@ struct ReplicaRule {
     std::size_t replicas_max = 3;  // at least 1
 };
 
+// Rendezvous weights: a key goes to the members it weighs most on. weight(key, member) = XXH3 of
+// the key's hash seeded with the hash of the member's ID. Placement ranks nodes for bucket keys by
+// it, and the session directory ranks them for user IDs alike.
+[[nodiscard]] std::uint64_t member_hash(const NodeId& id);
+[[nodiscard]] std::uint64_t rendezvous_weight(std::uint64_t key_hash, std::uint64_t member_hash);
+
 // R = clamp(ceil(candidates * rate / 100), 1, replicas_max).
 [[nodiscard]] std::size_t replica_count(std::size_t candidates, ReplicaRule rule);
 
@@ -42,7 +48,7 @@ private:
     std::string target_node_type_;
     ReplicaRule rule_;
     std::vector<NodeId> candidates_;        // sorted by ID
-    std::vector<std::uint64_t> id_hashes_;  // XXH3 of each candidate's ID
+    std::vector<std::uint64_t> id_hashes_;  // member_hash of each candidate
 };
 
 }  // namespace matchmesh::matching

@@ -2,19 +2,20 @@
 
 #include <xxhash.h>
 
+#include "matching/placement.hpp"
 #include "mesh/base/assert.hpp"
 
 namespace matchmesh::ticket {
 
 std::optional<NodeId> directory_of(const UserId& user, std::span<const mesh::MemberInfo> live) {
-    // weight(user, member) = XXH3 of the user's ID seeded with the member ID's hash; ties (which
-    // a 64-bit hash all but never has) go to the lower ID, so every node picks alike.
+    // Ranked as placement ranks bucket keys (rendezvous weights); ties (which a 64-bit hash all
+    // but never has) go to the lower ID, so every node picks alike.
     const std::uint64_t user_hash = XXH3_64bits(user.str().data(), user.str().size());
     const mesh::MemberInfo* best = nullptr;
     std::uint64_t best_weight = 0;
     for (const mesh::MemberInfo& member : live) {
-        const std::uint64_t seed = XXH3_64bits(member.id.str().data(), member.id.str().size());
-        const std::uint64_t weight = XXH3_64bits_withSeed(&user_hash, sizeof(user_hash), seed);
+        const std::uint64_t weight =
+            matching::rendezvous_weight(user_hash, matching::member_hash(member.id));
         if (best == nullptr || weight > best_weight ||
             (weight == best_weight && member.id < best->id)) {
             best = &member;
