@@ -60,9 +60,44 @@ void ConfiguredTicketTypes::set_application_data(const UserId& user, ticket::Tic
     }
 }
 
+ConfiguredTicketTypes::~ConfiguredTicketTypes() {
+    for (const auto& [key, issued] : issued_) {
+        scheduler_.cancel(issued.complete_timer);
+    }
+}
+
 void ConfiguredTicketTypes::forget(const UserId& user, ticket::TicketType type) {
     application_data_.erase({user, type});
-    started_at_.erase({user, type});
+    if (auto issued = issued_.find({user, type}); issued != issued_.end()) {
+        scheduler_.cancel(issued->second.complete_timer);
+        issued_.erase(issued);
+    }
+}
+
+// If nobody else joins within the wait, the ticket completes with whoever is there. The wait
+// belongs to this ticket: it is canceled when the ticket ends, and a later ticket of the same
+// user has a wait of its own.
+void ConfiguredTicketTypes::wait_to_complete(const UserId& owner, ticket::TicketType type,
+                                             config::CompleteWhenRule rule,
+                                             ticket::TicketService& tickets) {
+    Issued& issued = issued_[{owner, type}];
+    scheduler_.cancel(issued.complete_timer);  // a previous ticket's, if its end went unheard
+    issued.at = scheduler_.now();
+    const std::uint64_t serial = ++issued_count_;
+    issued.serial = serial;
+    issued.complete_timer = scheduler_.run_after(
+        std::chrono::seconds(rule.after_seconds), [this, &tickets, owner, type, rule, serial] {
+            auto current = issued_.find({owner, type});
+            if (current == issued_.end() || current->second.serial != serial) {
+                return;  // that ticket ended
+            }
+            current->second.complete_timer = 0;
+            auto members = tickets.get_ticket_member_ids(type, owner);
+            if (tickets.has_ticket(type, owner) && members &&
+                members->size() >= static_cast<std::size_t>(rule.min_members)) {
+                (void)tickets.mark_ticket_as_complete(type, owner);
+            }
+        });
 }
 
 void ConfiguredTicketTypes::forget(const UserId& user) {
@@ -130,18 +165,7 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
     const auto ticket_type = static_cast<ticket::TicketType>(type.type);
     callbacks.on_issue_ticket = [this, type, ticket_type, &tickets](const ticket::User& owner) {
         if (type.complete_when) {
-            started_at_[{owner.id, ticket_type}] = scheduler_.now();
-            // If nobody else joins after the wait, complete with whoever is there.
-            const UserId owner_id = owner.id;
-            const auto [min_members, after] = *type.complete_when;
-            scheduler_.run_after(
-                std::chrono::seconds(after), [&tickets, owner_id, ticket_type, min_members] {
-                    auto members = tickets.get_ticket_member_ids(ticket_type, owner_id);
-                    if (tickets.has_ticket(ticket_type, owner_id) && members &&
-                        members->size() >= static_cast<std::size_t>(min_members)) {
-                        (void)tickets.mark_ticket_as_complete(ticket_type, owner_id);
-                    }
-                });
+            wait_to_complete(owner.id, ticket_type, *type.complete_when, tickets);
         }
         auto params = params_for(type, owner);
         application_data_.erase({owner.id, ticket_type});  // it travels with this ticket only
@@ -169,9 +193,9 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
             if (owner == nullptr || members.size() < static_cast<std::size_t>(min_members)) {
                 return false;
             }
-            auto started = started_at_.find({owner->id, ticket_type});
-            return started != started_at_.end() &&
-                   scheduler_.now() - started->second >= std::chrono::seconds(after);
+            auto issued = issued_.find({owner->id, ticket_type});
+            return issued != issued_.end() &&
+                   scheduler_.now() - issued->second.at >= std::chrono::seconds(after);
         };
     }
     return callbacks;

@@ -25,6 +25,9 @@ public:
     ConfiguredTicketTypes(const std::map<int, config::TicketTypeConfig>& types,
                           const matching::ProfileRegistry& profiles, mesh::Scheduler& scheduler,
                           std::size_t range_values_max, std::uint64_t seed);
+    ~ConfiguredTicketTypes();
+    ConfiguredTicketTypes(const ConfiguredTicketTypes&) = delete;
+    ConfiguredTicketTypes& operator=(const ConfiguredTicketTypes&) = delete;
 
     // Registers every configured type's callbacks with the ticket service.
     void install(ticket::TicketService& tickets);
@@ -47,13 +50,23 @@ private:
     ticket::Callbacks callbacks_for(const config::TicketTypeConfig& type,
                                     ticket::TicketService& tickets);
     [[nodiscard]] std::int64_t spread(int amount);
+    void wait_to_complete(const UserId& owner, ticket::TicketType type,
+                          config::CompleteWhenRule rule, ticket::TicketService& tickets);
+
+    // A ticket issued under completeWhen: when, and its wait.
+    struct Issued {
+        Time at{};
+        std::uint64_t serial = 0;  // which issue of the user's tickets of this type
+        mesh::TimerId complete_timer = 0;
+    };
 
     std::map<int, config::TicketTypeConfig> types_;
     const matching::ProfileRegistry& profiles_;
     mesh::Scheduler& scheduler_;
     std::size_t range_values_max_;
     std::map<std::pair<UserId, ticket::TicketType>, ticket::Bytes> application_data_;
-    std::map<std::pair<UserId, ticket::TicketType>, Time> started_at_;
+    std::map<std::pair<UserId, ticket::TicketType>, Issued> issued_;
+    std::uint64_t issued_count_ = 0;
     std::mt19937_64 random_;  // the randomize policy's spreads
 };
 

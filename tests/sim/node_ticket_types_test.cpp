@@ -105,6 +105,10 @@ public:
         return names;
     }
 
+    auto call(const std::shared_ptr<Session>& session, Command command) {
+        return cluster_.call(session, std::move(command));
+    }
+
     void run(Duration duration) { cluster_.world().run_for(duration); }
     [[nodiscard]] Time now() { return cluster_.world().now(); }
 
@@ -241,4 +245,28 @@ TEST_CASE_FIXTURE(Fixture,
     const Duration took = since(started, ends[0].at);
     CHECK(took >= Duration(6000));
     CHECK(took <= Duration(6020));
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a canceled ticket's completeWhen wait does not complete the "
+                  "user's next ticket early") {
+    auto p1 = player(0, "p1");
+    auto p2 = player(1, "p2");
+    start(p1, ffa, 1000);
+    run(Duration(1000));
+    REQUIRE(call(p1, TicketCommand{TicketAction::cancel, ffa}));
+    run(Duration(500));
+    REQUIRE(pushes.ends("p1").size() == 1);
+    const Time restarted = now();
+    start(p1, ffa, 1000);
+    run(Duration(300));
+    start(p2, ffa, 1020);
+    run(Duration(1500));  // the first ticket's wait would have ended 3 s after it began
+    CHECK(pushes.ends("p1").size() == 1);
+    run(Duration(1500));
+    const auto ends = pushes.ends("p1");
+    REQUIRE(ends.size() == 2);
+    CHECK(ends[1].message.kind == PushKind::success);
+    CHECK(since(restarted, ends[1].at) >= Duration(3000));
+    CHECK(since(restarted, ends[1].at) <= Duration(3020));
 }
