@@ -15,6 +15,7 @@ namespace matchmesh::config {
 namespace {
 
 constexpr std::size_t name_bytes_max = 64;
+constexpr int ticket_duration_max_seconds = 3600;
 
 std::string read_name(const std::string& name, const std::string& path) {
     if (name.empty() || name.size() > name_bytes_max) {
@@ -358,7 +359,7 @@ void parse_ticket_pacing(const nlohmann::json& section, const std::string& path,
                          TicketTypeConfig& type) {
     optional_field(section, path, "maxMembers", type.max_members, integer_in(2, 255));
     optional_field(section, path, "ticketDurationSeconds", type.ticket_duration_seconds,
-                   integer_in(1, 3600));
+                   integer_in(1, ticket_duration_max_seconds));
     optional_field(section, path, "searchIntervalMs", type.search_interval_ms,
                    integer_in(10, 60000));
     optional_field(section, path, "searchTries", type.search_tries, integer_in(0, 255));
@@ -422,6 +423,44 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
     return type;
 }
 
+// What the limits make of a ticket type: a duration every start would refuse (with `randomize`,
+// a share of them), or a search spread that would be cut short without a word, is an error here.
+void check_against_limits(const TicketTypeConfig& type, const LimitsConfig& limits,
+                          const decltype(MatchingConfig::profiles)& profiles,
+                          const std::string& path) {
+    const int shortest = type.ticket_duration_seconds - type.randomize_ticket_duration_seconds;
+    if (shortest < limits.ticket_duration_min_seconds) {
+        reject(child_path(path, "ticketDurationSeconds"),
+               fmt::format("{} s{} is below limits.ticketDurationMinSeconds ({} s): such "
+                           "tickets would be refused at start",
+                           shortest,
+                           type.randomize_ticket_duration_seconds > 0
+                               ? " less randomize.ticketDurationSeconds"
+                               : "",
+                           limits.ticket_duration_min_seconds));
+    }
+    const int longest = type.ticket_duration_seconds + type.randomize_ticket_duration_seconds;
+    if (longest > ticket_duration_max_seconds) {
+        reject(child_path(path, "ticketDurationSeconds"),
+               fmt::format("{} s with randomize.ticketDurationSeconds is above the {} s a ticket "
+                           "may last",
+                           longest, ticket_duration_max_seconds));
+    }
+    // Searched values: the player's own and up to (rangeValuesMax - 1) / 2 widths each side.
+    const auto& widths = profiles.at(type.profiles.front());
+    for (const auto& [name, rule] : type.properties) {
+        const std::int64_t width = std::max<std::int64_t>(widths.at(name), 1);
+        const std::int64_t steps_max = (limits.range_values_max - 1) / 2;
+        if (rule.search_spread / width > steps_max) {
+            reject(child_path(child_path(child_path(path, "properties"), name), "searchSpread"),
+                   fmt::format("{} reaches {} buckets of {} each side, but limits.rangeValuesMax "
+                               "({}) allows {}: at most {}",
+                               rule.search_spread, rule.search_spread / width, width,
+                               limits.range_values_max, steps_max, steps_max * width));
+        }
+    }
+}
+
 Config parse_config(const nlohmann::json& document) {
     expect_object(document, "", {"node", "cluster", "tls", "limits", "matching", "ticketTypes"});
     Config config;
@@ -473,6 +512,7 @@ Config parse_config(const nlohmann::json& document) {
                            fmt::format("must fill every property of profile '{}'", profile));
                 }
             }
+            check_against_limits(type, config.limits, config.matching.profiles, path);
             config.ticket_types[number] = std::move(type);
         }
     }
@@ -509,6 +549,13 @@ std::expected<void, ConfigError> validate(const Config& config, std::string_view
         return invalid("cluster.secret",
                        "is required (or cluster.secretFile): nodes authenticate "
                        "each other with it");
+    }
+    if (config.node.node_type != config.matching.target_node_type && config.cluster.seeds.empty() &&
+        !config.ticket_types.empty()) {
+        return invalid("matching.targetNodeType",
+                       fmt::format("'{}' is not this node's type ('{}') and the node has no "
+                                   "seeds: no node would store items, so no ticket could match",
+                                   config.matching.target_node_type, config.node.node_type));
     }
     for (const auto* address : {&config.node.mesh_listen, &config.node.client_listen}) {
         if (address->rfind(':') == std::string::npos) {

@@ -62,6 +62,11 @@ Result<OwnedTicket*> Tickets::create(TicketType type, SharedUser owner, std::vec
         return fail(Errc::unavailable,
                     fmt::format("this node holds {} tickets, its limit", tickets_.size()));
     }
+    if (const auto& placement = context_.matching.placement(); placement.candidates().empty()) {
+        return fail(Errc::unavailable,
+                    fmt::format("no live node of type '{}' stores items, so no ticket can match",
+                                placement.target_node_type()));
+    }
     const Callbacks* handlers = context_.callbacks(type);
     std::optional<TicketParams> params = handlers->on_issue_ticket(*owner);
     if (!params) {

@@ -668,7 +668,7 @@ TEST_CASE(
     "the connection stays") {
     // The configured bound refuses a client's range search by its category; past it, the
     // protocol's own bound (256) refuses it while decoding. Neither closes the connection.
-    OneNode one(R"("ticketDurationMinSeconds": 1, "rangeValuesMax": 4)");
+    OneNode one(R"("ticketDurationMinSeconds": 1, "rangeValuesMax": 21)");  // the types need 21
     auto alice = session(one.a, "alice");
     REQUIRE(describe(start_ticket(alice, trio, 1000)) == "ok");
     auto search = [&](std::size_t count) {
@@ -678,10 +678,10 @@ TEST_CASE(
         }
         return alice.call(RangeSearchCommand{{"RankMatch"}, {"trio"}, {{"rank", values}}, 10});
     };
-    auto within = search(4);
+    auto within = search(21);
     REQUIRE(within.has_value());
     CHECK(std::holds_alternative<matching::SearchOutcome>(within->body));
-    auto over = search(5);
+    auto over = search(22);
     CHECK(category(over) == "too_many_range_values");
     CHECK(error_message(over).find("limits.rangeValuesMax") != std::string::npos);
     auto way_over = search(257);

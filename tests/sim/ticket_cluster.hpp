@@ -85,13 +85,15 @@ struct TicketCluster {
     std::function<Callbacks()> make_callbacks;
     std::function<void(const NodeId&)> on_node_stop;
     int distribution_rate = 50;
+    std::string target_node_type;  // the nodes that store items (every simulated node is HTTP)
     Ledger ledger;
     test_support::SimCluster<TicketNode> sim;
     SimWorld& world = sim.world;
 
     TicketCluster(std::size_t count, std::uint64_t seed, LinkModel links,
-                  std::function<Callbacks()> callbacks_factory)
+                  std::function<Callbacks()> callbacks_factory, std::string target_type = "HTTP")
         : make_callbacks(std::move(callbacks_factory)),
+          target_node_type(std::move(target_type)),
           sim(
               {.nodes = count, .seed = seed, .links = links},
               [this](SimNode& node) { return build(node); },
@@ -106,6 +108,7 @@ struct TicketCluster {
     std::unique_ptr<TicketNode> build(SimNode& node) {
         matching::ServiceOptions matching_options;
         matching_options.replicas.distribution_rate = distribution_rate;
+        matching_options.target_node_type = target_node_type;
         matching_options.search_timeout = Duration(200);
         auto built = std::make_unique<TicketNode>();
         built->matching = std::make_unique<matching::MatchingService>(

@@ -396,3 +396,16 @@ TEST_CASE_FIXTURE(Fixture,
         FAIL_CHECK(broken);
     }
 }
+
+TEST_CASE("ticket/lifecycle: with no live node of the target type a start is refused, naming it") {
+    Recorder recorder;
+    TicketCluster cluster{2, 5, LinkModel{Duration(1), Duration(0), 0.0, false},
+                          [&recorder] { return recorder.make(); }, "STORE"};
+    cluster.connect(0, "ann", 1500);
+    auto started = cluster.at(0).start_ticket(ranked, UserId("ann"));
+    REQUIRE_FALSE(started.has_value());
+    CHECK(started.error().code == Errc::unavailable);
+    CHECK(started.error().message ==
+          "no live node of type 'STORE' stores items, so no ticket can match");
+    CHECK_FALSE(cluster.at(0).has_ticket(ranked, UserId("ann")));
+}

@@ -290,3 +290,25 @@ TEST_CASE("config: the secret may come from a file, and a node needs one") {
               .error()
               .message.starts_with("test.json: node.id:"));
 }
+
+TEST_CASE("config: a lone node that is not of matching.targetNodeType is refused") {
+    // Its tickets would start and never match: no node would store their items.
+    auto loaded = load_string(R"({"cluster": {"secret": "0123456789abcdef"},
+        "matching": {"targetNodeType": "STORE", "profiles": {"Duel": {"rank": 100}}},
+        "limits": {"ticketDurationMinSeconds": 1},
+        "ticketTypes": {"1": {"profiles": ["Duel"], "properties": {"rank": {"value": "rating"}},
+                              "ticketDurationSeconds": 5}}})",
+                              "test.json");
+    REQUIRE(loaded.has_value());
+    loaded->node.id = "n1";
+    auto lone = matchmesh::config::validate(*loaded, "test.json");
+    REQUIRE_FALSE(lone.has_value());
+    CHECK(
+        lone.error().message.starts_with("test.json: matching.targetNodeType: 'STORE' is not "
+                                         "this node's type ('HTTP') and the node has no seeds"));
+    loaded->cluster.seeds = {"store-1:7100"};  // other nodes may store them
+    CHECK(matchmesh::config::validate(*loaded, "test.json").has_value());
+    loaded->cluster.seeds.clear();
+    loaded->node.node_type = "STORE";
+    CHECK(matchmesh::config::validate(*loaded, "test.json").has_value());
+}

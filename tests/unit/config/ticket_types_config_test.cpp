@@ -105,6 +105,35 @@ TEST_CASE("config: malformed ticket types are rejected with their path") {
                     "ticketTypes.1.colour", "unknown key");
 }
 
+TEST_CASE("config: a ticket type the limits would break at every start is refused at load") {
+    // A duration below limits.ticketDurationMinSeconds (the default, 10 s), also only with
+    // randomize's spread; a search spread that limits.rangeValuesMax would cut short.
+    const std::string rank = R"("profiles": ["Duel"], "properties": {"rank": {"value": "rating")";
+    expect_rejected(with_types(R"({"1": {)" + rank + R"(}}, "ticketDurationSeconds": 5}})"),
+                    "ticketTypes.1.ticketDurationSeconds",
+                    "5 s is below limits.ticketDurationMinSeconds (10 s)");
+    expect_rejected(with_types(R"({"1": {)" + rank +
+                               R"(}}, "ticketDurationSeconds": 20,
+                                  "randomize": {"ticketDurationSeconds": 15}}})"),
+                    "ticketTypes.1.ticketDurationSeconds",
+                    "5 s less randomize.ticketDurationSeconds is below");
+    expect_rejected(with_types(R"({"1": {)" + rank +
+                               R"(}}, "ticketDurationSeconds": 3590,
+                                  "randomize": {"ticketDurationSeconds": 20}}})"),
+                    "ticketTypes.1.ticketDurationSeconds", "above the 3600 s");
+    // Duel's rank is 100 wide: rangeValuesMax 9 allows 4 buckets each side, a spread of 400.
+    const std::string limits = R"(, "limits": {"rangeValuesMax": 9})";
+    auto with_spread = [&](int spread) {
+        return "{" + profiles + limits + R"(, "ticketTypes": {"1": {"profiles": ["Duel"],
+            "properties": {"rank": {"value": "rating", "searchSpread": )" +
+               std::to_string(spread) + "}}}}}";
+    };
+    CHECK(load_string(with_spread(499), "test.json").has_value());
+    expect_rejected(with_spread(500), "ticketTypes.1.properties.rank.searchSpread",
+                    "500 reaches 5 buckets of 100 each side, but limits.rangeValuesMax (9) allows "
+                    "4: at most 400");
+}
+
 TEST_CASE("config: token secrets, client limits and the admin port") {
     auto loaded = load_string(R"({"node": {"adminListen": "127.0.0.1:9200"},
         "cluster": {"tokenSecret": "a-token-secret-of-32-bytes-0123"},

@@ -66,8 +66,10 @@ TEST_CASE("ticket types: the rating fills the add property and the search values
 }
 
 TEST_CASE("ticket types: the search values stop at the range limit") {
+    // The config refuses a spread past limits.rangeValuesMax; the node still cuts it, whatever
+    // limit it is given.
     Fixture fixture(R"({"1": {"profiles": ["Duel"],
-        "properties": {"rank": {"value": "rating", "searchSpread": 100000}}}})");
+        "properties": {"rank": {"value": "rating", "searchSpread": 3000}}}})");
     node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
                                       fixture.scheduler, 9, 1);
     const auto params = types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1500));
