@@ -337,6 +337,51 @@ AllowMatchRule parse_allow_match(const nlohmann::json& section, const std::strin
         read_integer(section["maxDifference"], child_path(at, "maxDifference"), 0, INT64_MAX)};
 }
 
+std::map<std::string, ValueRule, std::less<>> parse_value_rules(const nlohmann::json& section,
+                                                                const std::string& path) {
+    expect_any_object(section, path);
+    if (section.size() > 16) {
+        reject(path, "at most 16 values");
+    }
+    std::map<std::string, ValueRule, std::less<>> rules;
+    for (const auto& [name, rule] : section.items()) {
+        const std::string at = child_path(path, name);
+        read_name(name, at);
+        expect_object(rule, at, {"required", "min", "max"});
+        ValueRule parsed;
+        optional_field(rule, at, "required", parsed.required,
+                       [](const nlohmann::json& value, const std::string& where) {
+                           if (!value.is_boolean()) {
+                               reject(where, "must be true or false");
+                           }
+                           return value.get<bool>();
+                       });
+        optional_field(rule, at, "min", parsed.min, integer_in(INT64_MIN, INT64_MAX));
+        optional_field(rule, at, "max", parsed.max, integer_in(INT64_MIN, INT64_MAX));
+        if (parsed.min > parsed.max) {
+            reject(child_path(at, "max"), fmt::format("must not be below min ({})", parsed.min));
+        }
+        rules[name] = parsed;
+    }
+    return rules;
+}
+
+void parse_party_size(const nlohmann::json& section, const std::string& at,
+                      TicketTypeConfig& type) {
+    expect_object(section, at, {"min", "max"});
+    optional_field(section, at, "min", type.party_min, integer_in(1, 255));
+    optional_field(section, at, "max", type.party_max, integer_in(1, 255));
+    if (type.party_max > type.max_members) {
+        reject(child_path(at, "max"),
+               fmt::format("must not exceed maxMembers ({})", type.max_members));
+    }
+    const int largest = type.party_max == 0 ? type.max_members : type.party_max;
+    if (type.party_min > largest) {
+        reject(child_path(at, "min"),
+               fmt::format("must not exceed the largest party ({})", largest));
+    }
+}
+
 CompleteWhenRule parse_complete_when(const nlohmann::json& section, const std::string& at,
                                      int max_members) {
     expect_object(section, at, {"minMembers", "afterSeconds"});
@@ -384,11 +429,11 @@ void parse_randomize(const nlohmann::json& randomize, const std::string& at,
 
 TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json& section,
                                    const std::string& path) {
-    expect_object(
-        section, path,
-        {"name", "profiles", "tags", "properties", "maxMembers", "ticketDurationSeconds",
-         "searchIntervalMs", "searchTries", "emptySearches", "waitSearches", "waitSearchAfterMs",
-         "howMany", "timeoutExtensionSeconds", "allowMatch", "completeWhen", "randomize"});
+    expect_object(section, path,
+                  {"name", "profiles", "tags", "properties", "maxMembers", "ticketDurationSeconds",
+                   "searchIntervalMs", "searchTries", "emptySearches", "waitSearches",
+                   "waitSearchAfterMs", "howMany", "timeoutExtensionSeconds", "allowMatch",
+                   "completeWhen", "randomize", "values", "partySize"});
     TicketTypeConfig type;
     type.name = key;
     optional_field(section, path, "name", type.name,
@@ -419,6 +464,12 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
     }
     if (section.contains("randomize")) {
         parse_randomize(section["randomize"], child_path(path, "randomize"), type);
+    }
+    if (section.contains("values")) {
+        type.values = parse_value_rules(section["values"], child_path(path, "values"));
+    }
+    if (section.contains("partySize")) {
+        parse_party_size(section["partySize"], child_path(path, "partySize"), type);
     }
     return type;
 }

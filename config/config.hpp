@@ -96,6 +96,14 @@ struct TicketPropertyRule {
     std::int64_t search_spread = 0;  // search value +- spread, a bucket width apart, nearest first
 };
 
+// What a player must submit in one named value to start a ticket of the type.
+struct ValueRule {
+    bool required = true;
+    std::int64_t min = INT64_MIN;
+    std::int64_t max = INT64_MAX;
+    bool operator==(const ValueRule&) const = default;
+};
+
 // Allow a match only if the two players' `value`s differ by at most max_difference.
 struct AllowMatchRule {
     std::string value;
@@ -117,6 +125,9 @@ struct TicketTypeConfig {
     std::vector<std::string> profiles;
     std::vector<std::string> tags;
     std::map<std::string, TicketPropertyRule, std::less<>> properties;
+    std::map<std::string, ValueRule, std::less<>> values;  // checked at start
+    int party_min = 1;                                     // players in a party, its owner included
+    int party_max = 0;                                     // 0: up to maxMembers
     int max_members = 2;
     int ticket_duration_seconds = 20;
     int search_interval_ms = 300;

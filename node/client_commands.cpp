@@ -1,5 +1,7 @@
 #include "node/client_commands.hpp"
 
+#include <set>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -380,7 +382,9 @@ void ClientCommands::start_ticket(const UserId& user, StartTicketCommand& comman
             fmt::format("startTicket: ticket type {} is not configured on this node", type)));
         return;
     }
-    if (auto checked = types.check_values(type, command.values); !checked) {
+    std::set<UserId> party(command.party.begin(), command.party.end());
+    party.erase(user);  // its owner may name itself
+    if (auto checked = types.check_start(type, command.values, party.size() + 1); !checked) {
         reply(refusal(id, ClientErrc::invalid_params, "startTicket: " + checked.error()));
         return;
     }

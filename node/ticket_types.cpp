@@ -32,21 +32,48 @@ const config::TicketTypeConfig* ConfiguredTicketTypes::find(ticket::TicketType t
     return found == types_.end() ? nullptr : &found->second;
 }
 
-std::expected<void, std::string> ConfiguredTicketTypes::check_values(
-    ticket::TicketType type, const matching::Properties& values) const {
+std::expected<void, std::string> ConfiguredTicketTypes::check_start(
+    ticket::TicketType type, const matching::Properties& values, std::size_t party_size) const {
     const config::TicketTypeConfig* config = find(type);
     if (config == nullptr) {
         return std::unexpected(fmt::format("ticket type {} is not configured", type));
     }
+    const auto needs = [&](const std::string& value) {
+        return std::unexpected(fmt::format("ticket type {} ({}) needs the player's value '{}'",
+                                           type, config->name, value));
+    };
     for (const auto& [property, rule] : config->properties) {
         if (!values.contains(rule.value)) {
-            return std::unexpected(fmt::format("ticket type {} ({}) needs the player's value '{}'",
-                                               type, config->name, rule.value));
+            return needs(rule.value);
         }
     }
     if (config->allow_match && !values.contains(config->allow_match->value)) {
-        return std::unexpected(fmt::format("ticket type {} ({}) needs the player's value '{}'",
-                                           type, config->name, config->allow_match->value));
+        return needs(config->allow_match->value);
+    }
+    for (const auto& [name, rule] : config->values) {
+        auto found = values.find(name);
+        if (found == values.end()) {
+            if (rule.required) {
+                return needs(name);
+            }
+            continue;
+        }
+        if (found->second < rule.min || found->second > rule.max) {
+            const std::string range = rule.min == INT64_MIN ? fmt::format("at most {}", rule.max)
+                                      : rule.max == INT64_MAX
+                                          ? fmt::format("at least {}", rule.min)
+                                          : fmt::format("from {} to {}", rule.min, rule.max);
+            return std::unexpected(
+                fmt::format("ticket type {} ({}) takes the value '{}' {}, not {}", type,
+                            config->name, name, range, found->second));
+        }
+    }
+    const auto largest =
+        static_cast<std::size_t>(config->party_max == 0 ? config->max_members : config->party_max);
+    if (party_size < static_cast<std::size_t>(config->party_min) || party_size > largest) {
+        return std::unexpected(
+            fmt::format("ticket type {} ({}) takes parties of {} to {} players, not {}", type,
+                        config->name, config->party_min, largest, party_size));
     }
     return {};
 }

@@ -33,9 +33,11 @@ public:
     void install(ticket::TicketService& tickets);
 
     [[nodiscard]] const config::TicketTypeConfig* find(ticket::TicketType type) const;
-    // Checks a start command's values against the type's rules; the message names what is missing.
-    [[nodiscard]] std::expected<void, std::string> check_values(
-        ticket::TicketType type, const matching::Properties& values) const;
+    // Checks a start command's values and party size (the owner included) against the type's
+    // rules; the message names the value or the size that does not fit.
+    [[nodiscard]] std::expected<void, std::string> check_start(ticket::TicketType type,
+                                                               const matching::Properties& values,
+                                                               std::size_t party_size) const;
     // The application data the next ticket of this user carries.
     void set_application_data(const UserId& user, ticket::TicketType type, ticket::Bytes data);
     // Drops what is kept for a user's ticket of a type (it ended), or for all its types (it left).

@@ -37,6 +37,7 @@ std::string config_with(const std::string& limits) {
  "ticketTypes": {
   "1": {"name": "duel", "profiles": ["RankMatch"], "tags": ["duel"], "maxMembers": 2,
         "properties": {"rank": {"value": "rating", "searchSpread": 100}},
+        "values": {"rating": {"min": 0, "max": 5000}},
         "ticketDurationSeconds": 10, "searchIntervalMs": 100, "searchTries": 3},
   "3": {"name": "trio", "profiles": ["RankMatch"], "tags": ["trio"], "maxMembers": 3,
         "properties": {"rank": {"value": "rating", "searchSpread": 100}},
@@ -472,6 +473,14 @@ TEST_CASE("integration/client-tickets: ticket commands are refused with their er
     auto no_rating = alice.call(StartTicketCommand{duel, {{"level", 3}}, {}, {}});
     CHECK(category(no_rating) == "invalid_params");
     CHECK(error_message(no_rating).find("'rating'") != std::string::npos);
+    auto too_high = start_ticket(alice, duel, 5001);
+    CHECK(category(too_high) == "invalid_params");
+    CHECK(error_message(too_high) ==
+          "startTicket: ticket type 1 (duel) takes the value 'rating' from 0 to 5000, not 5001");
+    auto crowd = alice.call(
+        StartTicketCommand{duel, {{"rating", 1000}}, {UserId("bob"), UserId("cat")}, {}});
+    CHECK(category(crowd) == "invalid_params");
+    CHECK(error_message(crowd).find("takes parties of 1 to 2 players, not 3") != std::string::npos);
 
     CHECK(category(ticket_command(alice, TicketAction::cancel, duel)) == "ticket_not_found");
     CHECK(category(ticket_command(alice, TicketAction::leave, duel)) == "room_not_found");
@@ -508,14 +517,14 @@ TEST_CASE(
     auto cat = session(one.a, "cat");
     REQUIRE(describe(start_ticket(alice, duel, 1000)) == "ok");
     REQUIRE(describe(start_ticket(bob, trio, 5000)) == "ok");
-    auto refused = start_ticket(cat, duel, 9000);
+    auto refused = start_ticket(cat, duel, 4000);
     REQUIRE(category(refused) == "overloaded");
     CHECK(error_message(refused) ==
           "startTicket: this node is past its capacity: live tickets at 2 of 2");
     const auto& error = std::get<ReplyError>(refused->body);
     CHECK(error.retry_after_ms >= 125);  // half the 250 ms minimum, at least
     CHECK(error.retry_after_ms <= 5000);
-    CHECK(category(start_ticket(cat, duel, 9000)) == "overloaded");
+    CHECK(category(start_ticket(cat, duel, 4000)) == "overloaded");
     // Bad input is still named as such, whatever the load.
     CHECK(category(start_ticket(cat, 9, 1000)) == "unknown_ticket_type");
     CHECK(eventually(
@@ -526,7 +535,7 @@ TEST_CASE(
         push_wait));
     REQUIRE(describe(ticket_command(alice, TicketAction::cancel, duel)) == "ok");
     expect_push(alice, PushKind::cancel, push_wait);
-    CHECK(describe(start_ticket(cat, duel, 9000)) == "ok");
+    CHECK(describe(start_ticket(cat, duel, 4000)) == "ok");
     CHECK(room_members(bob, trio) == std::vector<std::string>{"bob"});  // untouched
     check_no_errors_logged(one.cluster, 1);
 }

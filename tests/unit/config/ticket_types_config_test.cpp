@@ -105,6 +105,32 @@ TEST_CASE("config: malformed ticket types are rejected with their path") {
                     "ticketTypes.1.colour", "unknown key");
 }
 
+TEST_CASE("config: value rules and party sizes load, and bad ones name their path") {
+    const std::string duel = R"("profiles": ["Duel"], "properties": {"rank": {"value": "rating"}})";
+    auto loaded = load_string(with_types(R"({"1": {)" + duel + R"(, "maxMembers": 4,
+        "values": {"rating": {"min": 0, "max": 5000}, "region": {"required": false}},
+        "partySize": {"min": 2, "max": 3}}})"),
+                              "test.json");
+    REQUIRE(loaded.has_value());
+    const auto& type = loaded->ticket_types.at(1);
+    CHECK(type.values.at("rating") == matchmesh::config::ValueRule{true, 0, 5000});
+    CHECK_FALSE(type.values.at("region").required);
+    CHECK(type.party_min == 2);
+    CHECK(type.party_max == 3);
+    expect_rejected(
+        with_types(R"({"1": {)" + duel + R"(, "values": {"rating": {"min": 5, "max": 4}}}})"),
+        "ticketTypes.1.values.rating.max", "must not be below min (5)");
+    expect_rejected(
+        with_types(R"({"1": {)" + duel + R"(, "values": {"rating": {"required": 1}}}})"),
+        "ticketTypes.1.values.rating.required", "must be true or false");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "values": {"rating": {"mn": 1}}}})"),
+                    "ticketTypes.1.values.rating.mn", "unknown key");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "partySize": {"max": 3}}})"),
+                    "ticketTypes.1.partySize.max", "must not exceed maxMembers (2)");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "partySize": {"min": 2, "max": 1}}})"),
+                    "ticketTypes.1.partySize.min", "must not exceed the largest party (1)");
+}
+
 TEST_CASE("config: a ticket type the limits would break at every start is refused at load") {
     // A duration below limits.ticketDurationMinSeconds (the default, 10 s), also only with
     // randomize's spread; a search spread that limits.rangeValuesMax would cut short.

@@ -104,16 +104,38 @@ TEST_CASE("ticket types: a start without the values the type needs is refused, n
         "allowMatch": {"value": "skill", "maxDifference": 10}}})");
     node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
                                       fixture.scheduler, 64, 1);
-    CHECK(types.check_values(2, {{"rating", 1}, {"region", 2}, {"skill", 3}}).has_value());
-    auto missing = types.check_values(2, {{"rating", 1}, {"skill", 3}});
+    CHECK(types.check_start(2, {{"rating", 1}, {"region", 2}, {"skill", 3}}, 1).has_value());
+    auto missing = types.check_start(2, {{"rating", 1}, {"skill", 3}}, 1);
     REQUIRE_FALSE(missing.has_value());
     CHECK(missing.error() == "ticket type 2 (arena) needs the player's value 'region'");
-    auto no_skill = types.check_values(2, {{"rating", 1}, {"region", 2}});
+    auto no_skill = types.check_start(2, {{"rating", 1}, {"region", 2}}, 1);
     REQUIRE_FALSE(no_skill.has_value());
     CHECK(no_skill.error().find("'skill'") != std::string::npos);
-    CHECK(types.check_values(9, {}).error() == "ticket type 9 is not configured");
+    CHECK(types.check_start(9, {}, 1).error() == "ticket type 9 is not configured");
     CHECK(types.find(2) != nullptr);
     CHECK(types.find(9) == nullptr);
+}
+
+TEST_CASE("ticket types: values outside their range and parties of the wrong size are refused") {
+    Fixture fixture(R"({"1": {"name": "duel", "profiles": ["Duel"], "maxMembers": 4,
+        "properties": {"rank": {"value": "rating"}},
+        "values": {"rating": {"min": 0, "max": 5000}, "region": {"required": false, "max": 9},
+                   "level": {"min": 10}},
+        "partySize": {"min": 1, "max": 2}}})");
+    node::ConfiguredTicketTypes types(fixture.config.ticket_types, fixture.profiles,
+                                      fixture.scheduler, 64, 1);
+    CHECK(types.check_start(1, {{"rating", 1500}, {"level", 10}}, 1).has_value());
+    CHECK(types.check_start(1, {{"rating", 0}, {"level", 99}, {"region", 9}}, 2).has_value());
+    CHECK(types.check_start(1, {{"rating", 5001}, {"level", 10}}, 1).error() ==
+          "ticket type 1 (duel) takes the value 'rating' from 0 to 5000, not 5001");
+    CHECK(types.check_start(1, {{"rating", 1}, {"level", 10}, {"region", 10}}, 1).error() ==
+          "ticket type 1 (duel) takes the value 'region' at most 9, not 10");
+    CHECK(types.check_start(1, {{"rating", 1}}, 1).error() ==
+          "ticket type 1 (duel) needs the player's value 'level'");
+    CHECK(types.check_start(1, {{"rating", 1}, {"level", 9}}, 1).error() ==
+          "ticket type 1 (duel) takes the value 'level' at least 10, not 9");
+    CHECK(types.check_start(1, {{"rating", 1}, {"level", 10}}, 3).error() ==
+          "ticket type 1 (duel) takes parties of 1 to 2 players, not 3");
 }
 
 TEST_CASE("ticket types: application data travels with the user's next ticket") {
