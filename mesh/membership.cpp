@@ -56,6 +56,15 @@ std::vector<MemberInfo> Membership::take_to_tell() {
     return std::exchange(to_tell_, {});
 }
 
+void Membership::tell_if_buried_here(const MemberInfo& member) {
+    // Called alive over there, declared dead here: it may only have been paused or cut off, and
+    // it reconciles once told. A member that left is not told: it is gone.
+    auto tomb = tombstones_.find(member.id);
+    if (tomb != tombstones_.end() && tomb->second.probe) {
+        to_tell_.push_back(member);
+    }
+}
+
 void Membership::rebuild_live() {
     live_.clear();
     live_.push_back(self_);
@@ -150,7 +159,7 @@ Membership::Verdict Membership::on_sync(const MemberInfo& sender, std::span<cons
     }
     for (const MemberInfo& member : view) {
         if (member.id != self_.id && is_dead(member)) {
-            to_tell_.push_back(member);  // alive over there, buried here: tell it
+            tell_if_buried_here(member);
         } else {
             learn(member, now);
         }
@@ -162,8 +171,10 @@ Membership::Verdict Membership::on_probe(const MemberInfo& sender, std::uint64_t
                                          Time now) {
     const Verdict verdict = contact(sender, now);
     if (verdict == Verdict::accepted) {
-        Peer& peer = peers_.at(sender.id);
-        peer.alive_counter = std::max(peer.alive_counter, alive_counter);
+        // The same news as gossip of it being alive: passed on if new, so that it reaches
+        // whoever still suspects it.
+        apply_to_peer(peers_.at(sender.id), MemberUpdate{sender, Status::alive, alive_counter},
+                      now);
     }
     return verdict;
 }
@@ -188,7 +199,6 @@ void Membership::on_gossip(std::span<const MemberUpdate> updates, Time now) {
             apply(update, now);
         }
     }
-    rebuild_live();
 }
 
 void Membership::apply(const MemberUpdate& update, Time now) {
@@ -199,8 +209,8 @@ void Membership::apply(const MemberUpdate& update, Time now) {
     }
     const bool alive = update.status == Status::alive || update.status == Status::suspect;
     if (is_dead(member)) {
-        if (alive && tombstones_.at(member.id).probe) {
-            to_tell_.push_back(member);  // buried here, alive over there: tell it
+        if (alive) {
+            tell_if_buried_here(member);
         }
         return;
     }
@@ -275,10 +285,14 @@ void Membership::apply_to_peer(Peer& peer, const MemberUpdate& update, Time now)
 }
 
 void Membership::restarted(Peer& peer, const MemberUpdate& update, Time now) {
-    if (peer.live) {
+    const bool was_live = peer.live;
+    if (was_live) {
         bury(peer.info, MembershipEvent::Kind::died, now);
     }
     peers_.erase(peer.info.id);
+    if (was_live) {
+        rebuild_live();
+    }
     if (update.status == Status::alive || update.status == Status::suspect) {
         learn(update.member, now);
     }
@@ -425,19 +439,18 @@ std::vector<MemberInfo> Membership::helpers_for(const MemberInfo& target) {
 }
 
 std::optional<MemberInfo> Membership::next_tombstone_probe() {
-    auto is_probed = [this](const auto& entry) {
-        return entry.second.probe && !peers_.contains(entry.first);
-    };
-    auto next = std::find_if(tombstones_.upper_bound(tombstone_cursor_), tombstones_.end(),
-                             is_probed);
-    if (next == tombstones_.end()) {
-        next = std::find_if(tombstones_.begin(), tombstones_.end(), is_probed);
+    // At random rather than in turn: after a partition heals, the nodes of one side then probe
+    // different members of the other, and each member probed spreads the news of its healing.
+    std::vector<const MemberInfo*> buried;
+    for (const auto& [id, tomb] : tombstones_) {
+        if (tomb.probe && !peers_.contains(id)) {
+            buried.push_back(&tomb.member);
+        }
     }
-    if (next == tombstones_.end()) {
+    if (buried.empty()) {
         return std::nullopt;
     }
-    tombstone_cursor_ = next->first;
-    return next->second.member;
+    return *buried[std::uniform_int_distribution<std::size_t>(0, buried.size() - 1)(random_)];
 }
 
 std::optional<MemberInfo> Membership::sync_partner() {

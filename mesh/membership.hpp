@@ -103,7 +103,7 @@ public:
     [[nodiscard]] std::optional<MemberInfo> next_probe_target();
     // Up to `helpers_count` live members other than `target`, chosen at random.
     [[nodiscard]] std::vector<MemberInfo> helpers_for(const MemberInfo& target);
-    // The next buried member to probe (one per period: a healed partition is found).
+    // A buried member to probe, at random (one a period: a healed partition is found).
     [[nodiscard]] std::optional<MemberInfo> next_tombstone_probe();
     // A live member to exchange full lists with this period, if it is time for one.
     [[nodiscard]] std::optional<MemberInfo> sync_partner();
@@ -145,6 +145,7 @@ private:
     void apply_to_self(const MemberUpdate& update);
     void apply_to_peer(Peer& peer, const MemberUpdate& update, Time now);
     void restarted(Peer& peer, const MemberUpdate& update, Time now);
+    void tell_if_buried_here(const MemberInfo& member);
     void spread(const MemberInfo& member, Status status, std::uint64_t alive_counter);
     void rebuild_live();
 
@@ -161,7 +162,6 @@ private:
     std::mt19937_64 random_;
     std::vector<NodeId> probe_order_;  // this round's shuffled live members
     std::size_t probe_next_ = 0;
-    NodeId tombstone_cursor_;   // the last buried member probed
     std::size_t periods_ = 0;   // since start, for the sync cadence
 };
 

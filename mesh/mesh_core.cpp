@@ -236,6 +236,9 @@ void MeshCore::handle_control(const MemberInfo& from, const Envelope& envelope) 
                 publish_events();  // the connections to it are closed and rebuilt
                 transport_.send(
                     from, control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
+                // Meet it again at once rather than at the next period: it reconciles on the
+                // Rejected just sent, then takes this ping as the first word of a new member.
+                send_probe(from, wire::METHOD_PING, 0, {});
             }
             return;
         }
