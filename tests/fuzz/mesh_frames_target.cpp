@@ -19,6 +19,7 @@ namespace {
 
 void offer(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
     (void)mesh::decode_sync(payload, options);
+    (void)mesh::decode_probe(payload, options);
     (void)mesh::decode_challenge(payload, options);
     (void)mesh::decode_hello(payload, options);
     (void)mesh::decode_welcome(payload, options);

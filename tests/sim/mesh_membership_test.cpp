@@ -308,6 +308,38 @@ TEST_CASE("mesh/membership: repeated partitions of random sides always heal into
     }
 }
 
+TEST_CASE("mesh/membership: 48 nodes split in halves heal into one view within the bound") {
+    // Every node of each side buried every node of the other; after the heal each pair that
+    // buried each other reconciles, found by the random probes of buried members and by gossip
+    // that a buried member is alive. The README's bound: (3 + log2 N) periods once frames pass.
+    for (std::uint64_t seed : {1, 2}) {
+        CAPTURE(seed);
+        Cluster cluster(48, seed, LinkModel{Duration(1), Duration(3), 0.0, true});
+        REQUIRE(cluster.world.run_until_converged(10s));
+        cluster.world.run_for(2s);
+        std::set<NodeId> side_a;
+        std::set<NodeId> side_b;
+        for (std::size_t i = 0; i < 48; ++i) {
+            (i % 2 == 0 ? side_a : side_b).insert(Cluster::name(i));
+        }
+        const auto incarnations = cluster.incarnations();
+        cluster.world.partition(side_a, side_b);
+        cluster.world.run_for(5s);
+        CHECK(cluster.live_at(0).size() == 24);
+        CHECK(cluster.live_at(1).size() == 24);
+        cluster.world.heal();
+        const MembershipOptions options = fast_options().membership;
+        const Duration bound =
+            options.heartbeat_interval * (3 + static_cast<int>(std::bit_width(48U)));
+        const Time healed_at = cluster.world.now();
+        REQUIRE(cluster.world.run_until_converged(bound));
+        MESSAGE("one view ", (cluster.world.now() - healed_at).count(), " ms after the heal");
+        CHECK(cluster.incarnations() == incarnations);
+        // Each pair across the cut reconciled once, on each side.
+        CHECK(cluster.count_events(MembershipEvent::Kind::reconciled, NodeId("n0")) == 24);
+    }
+}
+
 TEST_CASE("mesh/membership: the same seed gives the same run") {
     LinkModel links{Duration(2), Duration(3), 0.01, true};
     auto run = [&](std::uint64_t seed) {

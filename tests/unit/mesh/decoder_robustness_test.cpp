@@ -95,6 +95,7 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
         auto count = [&](bool ok) { ok ? ++decoded : ++refused; };
         count(mesh::decode_body(view, limits).has_value());
         count(mesh::decode_sync(view, options).has_value());
+        count(mesh::decode_probe(view, options).has_value());
         count(mesh::decode_hello(view, options).has_value());
         count(matching::decode_add(view, options).has_value());
         count(matching::decode_search(view, options).has_value());
