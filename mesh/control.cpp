@@ -97,7 +97,8 @@ Payload encode(const ProbeMessage& message) {
         auto updates = root.initUpdates(static_cast<unsigned>(message.updates.size()));
         for (unsigned i = 0; i < message.updates.size(); ++i) {
             write_member(updates[i].initMember(), message.updates[i].member);
-            updates[i].setStatus(static_cast<wire::MemberUpdate::Status>(message.updates[i].status));
+            updates[i].setStatus(
+                static_cast<wire::MemberUpdate::Status>(message.updates[i].status));
             updates[i].setAliveCounter(message.updates[i].alive_counter);
         }
     });
@@ -138,8 +139,8 @@ Payload encode_rejected(std::uint64_t incarnation) {
         [&](wire::Rejected::Builder root) { root.setIncarnation(incarnation); });
 }
 
-std::expected<SyncMessage, ControlError> decode_sync(
-    PayloadView payload, const capnp::ReaderOptions& options) {
+std::expected<SyncMessage, ControlError> decode_sync(PayloadView payload,
+                                                     const capnp::ReaderOptions& options) {
     return decode<wire::Sync>(payload, options, [](wire::Sync::Reader root) {
         SyncMessage message;
         message.sender = read_member(root.getSender());

@@ -258,8 +258,7 @@ void Membership::apply_to_peer(Peer& peer, const MemberUpdate& update, Time now)
             }
             return;
         case Status::suspect:
-            if (peer.live && update.alive_counter >= peer.alive_counter &&
-                !peer.suspected_since) {
+            if (peer.live && update.alive_counter >= peer.alive_counter && !peer.suspected_since) {
                 peer.alive_counter = update.alive_counter;
                 peer.suspected_since = now;
                 spread(peer.info, Status::suspect, peer.alive_counter);
@@ -368,8 +367,7 @@ bool Membership::on_rejected(const MemberInfo& peer, Time now) {
 void Membership::suspect(const MemberInfo& member, Time now) {
     auto found = peers_.find(member.id);
     if (found == peers_.end() || !found->second.live ||
-        found->second.info.incarnation != member.incarnation ||
-        found->second.suspected_since) {
+        found->second.info.incarnation != member.incarnation || found->second.suspected_since) {
         return;
     }
     found->second.suspected_since = now;
@@ -381,7 +379,8 @@ void Membership::tick(Time now) {
     std::vector<NodeId> timed_out;
     for (auto it = peers_.begin(); it != peers_.end();) {
         const Peer& peer = it->second;
-        if (peer.live && peer.suspected_since && now - *peer.suspected_since >= options_.dead_after) {
+        if (peer.live && peer.suspected_since &&
+            now - *peer.suspected_since >= options_.dead_after) {
             timed_out.push_back(it->first);
             ++it;
         } else if (!peer.live && now - peer.learned_at > options_.forget_unheard_after) {

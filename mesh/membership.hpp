@@ -50,7 +50,7 @@ struct MembershipOptions {
     Duration tombstone_keep{600000};
     std::size_t tombstones_max = 4096;
     std::size_t members_max = 1024;
-    std::size_t helpers_count = 3;         // members asked to ping a member that did not answer
+    std::size_t helpers_count = 3;          // members asked to ping a member that did not answer
     std::size_t updates_per_frame_max = 8;  // gossip carried by one probe frame
     std::size_t gossip_repeat_factor = 3;   // each update is sent this many times log2(N + 1)
     std::size_t sync_every_periods = 10;    // a full member list exchanged with one member
@@ -162,7 +162,7 @@ private:
     std::mt19937_64 random_;
     std::vector<NodeId> probe_order_;  // this round's shuffled live members
     std::size_t probe_next_ = 0;
-    std::size_t periods_ = 0;   // since start, for the sync cadence
+    std::size_t periods_ = 0;  // since start, for the sync cadence
 };
 
 }  // namespace matchmesh::mesh

@@ -107,12 +107,12 @@ void MeshCore::start_probe() {
     const std::uint64_t sequence = next_probe_sequence_++;
     probe_ = Probe{*target, sequence, false};
     send_probe(*target, wire::METHOD_PING, sequence, {});
-    probe_timer_ = scheduler_.run_after(probe_timeout(options_.membership),
-                                        [this, alive = alive_, sequence] {
-                                            if (*alive) {
-                                                ask_helpers(sequence);
-                                            }
-                                        });
+    probe_timer_ =
+        scheduler_.run_after(probe_timeout(options_.membership), [this, alive = alive_, sequence] {
+            if (*alive) {
+                ask_helpers(sequence);
+            }
+        });
 }
 
 void MeshCore::ask_helpers(std::uint64_t sequence) {
@@ -259,9 +259,9 @@ void MeshCore::answer_verdict(const MemberInfo& from, Membership::Verdict verdic
 void MeshCore::handle_sync(const MemberInfo& from, const Envelope& envelope) {
     auto message = decode_sync(envelope.payload, reader_options_);
     if (!message || message->sender != from) {
-        warn(fmt::format("ignored a member list from {}: {}", from.id.str(),
-                         message ? "sender does not match the connection"
-                                 : message.error().message));
+        warn(fmt::format(
+            "ignored a member list from {}: {}", from.id.str(),
+            message ? "sender does not match the connection" : message.error().message));
         return;
     }
     const auto verdict = membership_.on_sync(message->sender, message->members, scheduler_.now());
@@ -276,9 +276,9 @@ void MeshCore::handle_sync(const MemberInfo& from, const Envelope& envelope) {
 void MeshCore::handle_probe(const MemberInfo& from, const Envelope& envelope) {
     auto message = decode_probe(envelope.payload, reader_options_);
     if (!message || message->sender != from) {
-        warn(fmt::format("ignored a probe from {}: {}", from.id.str(),
-                         message ? "sender does not match the connection"
-                                 : message.error().message));
+        warn(fmt::format(
+            "ignored a probe from {}: {}", from.id.str(),
+            message ? "sender does not match the connection" : message.error().message));
         return;
     }
     const Time now = scheduler_.now();

@@ -178,7 +178,7 @@ TEST_CASE_FIXTURE(OneNode,
         CHECK(envelope->correlation == correlation);
         return static_cast<mesh::MeshErrc>(envelope->error_code);
     };
-    // Not a member yet (no heartbeat): refused, but politely.
+    // Not a member yet (no member list sent): refused, but politely.
     CHECK(expect_failure(77, 1, 10) == mesh::MeshErrc::unreachable);
     const mesh::SyncMessage heartbeat{{NodeId("fake-peer"), "127.0.0.1:1", "HTTP", 1}, {}};
     peer.send(bytes_of(mesh::control_frame(mesh::wire::METHOD_SYNC, mesh::encode(heartbeat))));

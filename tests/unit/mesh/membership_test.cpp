@@ -41,7 +41,7 @@ TEST_CASE("mesh/membership: a live member that declared this node dead is buried
     CHECK(kinds(self) == std::vector{Kind::died, Kind::reconciled});
     CHECK(self.find_live(NodeId("b")) == nullptr);
     CHECK_FALSE(self.is_dead(b));  // no tombstone: b may come back as it is
-    // It is contacted until it answers, and its next heartbeat makes it live again.
+    // It is contacted until it answers, and its next word makes it live again.
     const auto contacts = self.contacts();
     CHECK(std::count(contacts.begin(), contacts.end(), b) == 1);
     CHECK(self.on_sync(b, {}, at_ms(200)) == Membership::Verdict::accepted);
@@ -62,7 +62,7 @@ TEST_CASE("mesh/membership: a member this node buried is lifted when it says the
     REQUIRE(kinds(self) == std::vector{Kind::died});
     CHECK(self.on_sync(b, {}, at_ms(5000)) == Membership::Verdict::rejected);
     CHECK(self.tell_dead(b, at_ms(5000)));
-    CHECK_FALSE(self.tell_dead(b, at_ms(5100)));  // once per heartbeat interval
+    CHECK_FALSE(self.tell_dead(b, at_ms(5100)));  // once per protocol period
     // Mutual: nothing more to end here; the tombstone goes and b is met anew.
     CHECK(self.on_rejected(b, at_ms(5200)));
     CHECK(kinds(self) == std::vector{Kind::reconciled});
