@@ -14,6 +14,7 @@
 
 #include "matching/wire.hpp"
 #include "mesh/control.hpp"
+#include "mesh/envelope.capnp.h"
 #include "mesh/frame.hpp"
 #include "node/client_protocol.hpp"
 #include "ticket/wire.hpp"
@@ -129,4 +130,34 @@ TEST_CASE("ticket/wire: session announcements round-trip, and too many in one ar
     auto refused = ticket::decode_sessions(ticket::encode(flood).words(), options);
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().find("sessions in one message") != std::string::npos);
+}
+
+TEST_CASE("mesh/wire: probes round-trip, and too many updates or an unknown status are refused") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    const mesh::MemberInfo member{NodeId("node-1"), "127.0.0.1:7100", "HTTP", 42};
+    const mesh::MemberUpdate update{member, mesh::MemberUpdate::Status::suspect, 5};
+    const mesh::ProbeMessage sent{member, 3, 9, {}, {update}};
+    auto received = mesh::decode_probe(mesh::encode(sent).words(), options);
+    REQUIRE(received.has_value());
+    CHECK(received->sender == member);
+    CHECK(received->alive_counter == 3);
+    CHECK(received->sequence == 9);
+    CHECK(received->subject.id.empty());
+    CHECK(received->updates == std::vector{update});
+
+    auto with_updates = [&](unsigned count, std::uint16_t status) {
+        return mesh::make_payload<mesh::wire::Probe>([&](mesh::wire::Probe::Builder root) {
+            root.initSender().setId("node-1");
+            auto updates = root.initUpdates(count);
+            for (unsigned i = 0; i < count; ++i) {
+                updates[i].initMember().setId(fmt::format("node-{}", i));
+                updates[i].setStatus(static_cast<mesh::wire::MemberUpdate::Status>(status));
+            }
+        });
+    };
+    CHECK(mesh::decode_probe(with_updates(mesh::probe_updates_max, 0).words(), options));
+    auto flood = mesh::decode_probe(with_updates(mesh::probe_updates_max + 1, 0).words(), options);
+    REQUIRE_FALSE(flood.has_value());
+    CHECK(flood.error().message.find("updates") != std::string::npos);
+    CHECK_FALSE(mesh::decode_probe(with_updates(1, 9).words(), options).has_value());
 }
