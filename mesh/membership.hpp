@@ -15,9 +15,11 @@
 // that does not refute it within `dead_after` is declared dead: a tombstone remembers it, and
 // every module ends what it shared with that member. A suspect refutes by raising its *alive
 // counter* (not its incarnation: a new incarnation is a new process whose items all end) and
-// gossiping that it is alive. A death verdict heard by gossip counts at once only where the
-// member is suspect already; elsewhere it starts a suspicion, so a stale verdict that crosses a
-// healed partition cannot bury a member that its own side still hears.
+// gossiping that it is alive. A member that others still reach is vouched for by their pings, so
+// a link cut between two nodes only is no verdict: their requests to each other fail by timeout,
+// as to a slow member. A death verdict heard by gossip counts at once only where the member is
+// suspect already; elsewhere it starts a suspicion, so a stale verdict that crosses a healed
+// partition cannot bury a member that its own side still hears.
 //
 // Death is a verdict between two nodes, not a property of a node. A node declared dead may only be
 // slow, paused or cut off; members declared dead (not those that left) keep being probed at a low
