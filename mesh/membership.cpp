@@ -269,7 +269,8 @@ void Membership::apply_to_peer(Peer& peer, const MemberUpdate& update, Time now)
                 return;  // refuted since
             }
             if (!peer.live) {
-                peers_.erase(peer.info.id);  // never met here: nothing shared to end
+                // Never met here: nothing shared to end (the key is copied: it dies with it).
+                peers_.erase(NodeId(peer.info.id));
             } else if (peer.suspected_since) {
                 declare_dead(peer, now);
             } else {
@@ -288,7 +289,7 @@ void Membership::restarted(Peer& peer, const MemberUpdate& update, Time now) {
     if (was_live) {
         bury(peer.info, MembershipEvent::Kind::died, now);
     }
-    peers_.erase(peer.info.id);
+    peers_.erase(NodeId(peer.info.id));  // a copy: the key dies with the entry
     if (was_live) {
         rebuild_live();
     }
