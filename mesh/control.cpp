@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <kj/exception.h>
 
+#include "mesh/base/assert.hpp"
 #include "mesh/envelope.capnp.h"
 
 namespace matchmesh::mesh {
@@ -74,12 +75,31 @@ auto decode(PayloadView payload, const capnp::ReaderOptions& options, Read&& rea
 
 }  // namespace
 
-Payload encode(const HeartbeatMessage& message) {
-    return make_payload<wire::Heartbeat>([&](wire::Heartbeat::Builder root) {
+Payload encode(const SyncMessage& message) {
+    return make_payload<wire::Sync>([&](wire::Sync::Builder root) {
         write_member(root.initSender(), message.sender);
         auto members = root.initMembers(static_cast<unsigned>(message.members.size()));
         for (unsigned i = 0; i < message.members.size(); ++i) {
             write_member(members[i], message.members[i]);
+        }
+    });
+}
+
+Payload encode(const ProbeMessage& message) {
+    MM_ASSERT(message.updates.size() <= probe_updates_max);
+    return make_payload<wire::Probe>([&](wire::Probe::Builder root) {
+        write_member(root.initSender(), message.sender);
+        root.setAliveCounter(message.alive_counter);
+        root.setSequence(message.sequence);
+        if (!message.subject.id.empty()) {
+            write_member(root.initSubject(), message.subject);
+        }
+        auto updates = root.initUpdates(static_cast<unsigned>(message.updates.size()));
+        for (unsigned i = 0; i < message.updates.size(); ++i) {
+            write_member(updates[i].initMember(), message.updates[i].member);
+            updates[i].setStatus(
+                static_cast<wire::MemberUpdate::Status>(message.updates[i].status));
+            updates[i].setAliveCounter(message.updates[i].alive_counter);
         }
     });
 }
@@ -119,17 +139,44 @@ Payload encode_rejected(std::uint64_t incarnation) {
         [&](wire::Rejected::Builder root) { root.setIncarnation(incarnation); });
 }
 
-std::expected<HeartbeatMessage, ControlError> decode_heartbeat(
-    PayloadView payload, const capnp::ReaderOptions& options) {
-    return decode<wire::Heartbeat>(payload, options, [](wire::Heartbeat::Reader root) {
-        HeartbeatMessage message;
+std::expected<SyncMessage, ControlError> decode_sync(PayloadView payload,
+                                                     const capnp::ReaderOptions& options) {
+    return decode<wire::Sync>(payload, options, [](wire::Sync::Reader root) {
+        SyncMessage message;
         message.sender = read_member(root.getSender());
         auto members = root.getMembers();
-        if (members.size() > heartbeat_members_max) {
-            throw Invalid{fmt::format("heartbeat lists {} members", members.size())};
+        if (members.size() > sync_members_max) {
+            throw Invalid{fmt::format("sync lists {} members", members.size())};
         }
         for (auto member : members) {
             message.members.push_back(read_member(member));
+        }
+        return message;
+    });
+}
+
+std::expected<ProbeMessage, ControlError> decode_probe(PayloadView payload,
+                                                       const capnp::ReaderOptions& options) {
+    return decode<wire::Probe>(payload, options, [](wire::Probe::Reader root) {
+        ProbeMessage message;
+        message.sender = read_member(root.getSender());
+        message.alive_counter = root.getAliveCounter();
+        message.sequence = root.getSequence();
+        if (root.hasSubject()) {
+            message.subject = read_member(root.getSubject());
+        }
+        auto updates = root.getUpdates();
+        if (updates.size() > probe_updates_max) {
+            throw Invalid{fmt::format("probe carries {} updates", updates.size())};
+        }
+        for (auto update : updates) {
+            const auto status = static_cast<unsigned>(update.getStatus());
+            if (status > static_cast<unsigned>(MemberUpdate::Status::left)) {
+                throw Invalid{fmt::format("unknown member status {}", status)};
+            }
+            message.updates.push_back(MemberUpdate{read_member(update.getMember()),
+                                                   static_cast<MemberUpdate::Status>(status),
+                                                   update.getAliveCounter()});
         }
         return message;
     });

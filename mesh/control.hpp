@@ -16,14 +16,33 @@ namespace matchmesh::mesh {
 inline constexpr std::size_t nonce_bytes = 32;
 inline constexpr std::size_t proof_bytes = 32;  // HMAC-SHA256
 inline constexpr std::size_t member_text_bytes_max = 256;
-inline constexpr std::size_t heartbeat_members_max = 1024;
+inline constexpr std::size_t sync_members_max = 1024;
+inline constexpr std::size_t probe_updates_max = 64;
 
 using Nonce = std::array<std::uint8_t, nonce_bytes>;
 using Proof = std::array<std::uint8_t, proof_bytes>;
 
-struct HeartbeatMessage {
+struct SyncMessage {
     MemberInfo sender;
     std::vector<MemberInfo> members;
+};
+
+// One piece of membership news, spread by gossip on probe frames.
+struct MemberUpdate {
+    enum class Status : std::uint8_t { alive, suspect, dead, left };
+    MemberInfo member;
+    Status status = Status::alive;
+    std::uint64_t alive_counter = 0;
+    friend bool operator==(const MemberUpdate&, const MemberUpdate&) = default;
+};
+
+// Ping, Ack, PingRequest and IndirectAck (envelope.capnp says which field means what in each).
+struct ProbeMessage {
+    MemberInfo sender;
+    std::uint64_t alive_counter = 0;
+    std::uint64_t sequence = 0;
+    MemberInfo subject;  // id empty when unset
+    std::vector<MemberUpdate> updates;
 };
 
 struct ChallengeMessage {
@@ -50,14 +69,17 @@ struct LeaveMessage {
 
 using ControlError = Error<MeshErrc>;
 
-[[nodiscard]] Payload encode(const HeartbeatMessage& message);
+[[nodiscard]] Payload encode(const SyncMessage& message);
+[[nodiscard]] Payload encode(const ProbeMessage& message);
 [[nodiscard]] Payload encode(const ChallengeMessage& message);
 [[nodiscard]] Payload encode(const HelloMessage& message);
 [[nodiscard]] Payload encode(const WelcomeMessage& message);
 [[nodiscard]] Payload encode(const LeaveMessage& message);
 [[nodiscard]] Payload encode_rejected(std::uint64_t incarnation);
 
-[[nodiscard]] std::expected<HeartbeatMessage, ControlError> decode_heartbeat(
+[[nodiscard]] std::expected<SyncMessage, ControlError> decode_sync(
+    PayloadView payload, const capnp::ReaderOptions& options);
+[[nodiscard]] std::expected<ProbeMessage, ControlError> decode_probe(
     PayloadView payload, const capnp::ReaderOptions& options);
 [[nodiscard]] std::expected<ChallengeMessage, ControlError> decode_challenge(
     PayloadView payload, const capnp::ReaderOptions& options);

@@ -29,9 +29,15 @@ struct Envelope {
 const methodChallenge :UInt16 = 1;   # server -> client, first frame on a connection
 const methodHello :UInt16 = 2;       # client -> server, answers the challenge
 const methodWelcome :UInt16 = 3;     # server -> client, proves the server knows the secret too
-const methodHeartbeat :UInt16 = 4;
+const methodSync :UInt16 = 4;        # the sender's member list; the receiver answers with SyncAnswer
 const methodLeave :UInt16 = 5;
 const methodRejected :UInt16 = 6;    # "you were declared dead": the receiver must rejoin anew
+const methodPing :UInt16 = 7;        # Probe: answer with Ack
+const methodAck :UInt16 = 8;         # Probe: the answer to a Ping, same sequence and subject
+const methodPingRequest :UInt16 = 9; # Probe: "ping the subject for me", asked when my ping went
+                                     # unanswered; the helper pings with the asker as subject
+const methodIndirectAck :UInt16 = 10; # Probe: a helper's "the subject answered your ping"
+const methodSyncAnswer :UInt16 = 11; # the member list, in answer to Sync (not answered again)
 
 struct MemberInfo {
   id @0 :Text;              # node ID, unique in the cluster
@@ -60,9 +66,35 @@ struct Welcome {
   proof @1 :Data;
 }
 
-struct Heartbeat {
+# A full state sync, exchanged with one member now and then and with a newly connected peer at
+# once: a joining node learns everyone, and the sides of a healed partition find each other.
+struct Sync {
   sender @0 :MemberInfo;
-  members @1 :List(MemberInfo);   # the sender's live members, so that everyone learns everyone
+  members @1 :List(MemberInfo);   # the sender's live members (at most 1024)
+}
+
+# Failure detection: each protocol period a node pings one member; every probe frame carries a
+# few recent membership updates (gossip), so that news spreads without frames of its own.
+struct Probe {
+  sender @0 :MemberInfo;
+  aliveCounter @1 :UInt64;        # the sender's own alive counter (raised to refute suspicion)
+  sequence @2 :UInt64;            # chosen by the node that probes; echoed by acks
+  subject @3 :MemberInfo;         # PingRequest: whom to ping; a helper's Ping and its Ack: the
+                                  # asker; IndirectAck: the member that answered; else unset
+  updates @4 :List(MemberUpdate); # at most 64
+}
+
+struct MemberUpdate {
+  member @0 :MemberInfo;
+  status @1 :Status;
+  aliveCounter @2 :UInt64;        # the member's alive counter the update is about
+
+  enum Status {
+    alive @0;     # heard from, or refuted a suspicion by raising its alive counter
+    suspect @1;   # did not answer a probe, directly or through helpers
+    dead @2;      # suspected for the suspicion timeout and not refuted
+    left @3;      # said goodbye
+  }
 }
 
 struct Leave {

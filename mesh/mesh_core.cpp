@@ -19,7 +19,8 @@ MeshCore::MeshCore(MemberInfo self, MeshOptions options, Scheduler& scheduler, T
 
 MeshCore::~MeshCore() {
     *alive_ = false;
-    scheduler_.cancel(heartbeat_timer_);
+    scheduler_.cancel(period_timer_);
+    scheduler_.cancel(probe_timer_);
     for (auto& [correlation, pending] : pending_) {
         scheduler_.cancel(pending.timer);
     }
@@ -28,7 +29,7 @@ MeshCore::~MeshCore() {
 void MeshCore::start() {
     MM_ASSERT(!started_);
     started_ = true;
-    heartbeat();
+    period();
 }
 
 void MeshCore::leave() {
@@ -36,7 +37,8 @@ void MeshCore::leave() {
         return;
     }
     leaving_ = true;
-    scheduler_.cancel(heartbeat_timer_);
+    scheduler_.cancel(period_timer_);
+    scheduler_.cancel(probe_timer_);
     const Payload payload = encode(LeaveMessage{self().id, self().incarnation});
     for (const MemberInfo& member : membership_.contacts()) {
         transport_.send(member, control_frame(wire::METHOD_LEAVE, payload));
@@ -49,29 +51,104 @@ void MeshCore::leave() {
     }
 }
 
-void MeshCore::heartbeat() {
+namespace {
+
+// How long a ping may go unanswered before helpers are asked to reach its target: a fraction of
+// the period, so that their pings can still be answered within it.
+Duration probe_timeout(const MembershipOptions& options) {
+    return options.heartbeat_interval * 2 / 5;
+}
+
+}  // namespace
+
+void MeshCore::period() {
     const Time now = scheduler_.now();
+    conclude_probe();
     membership_.tick(now);
-    publish_events();
-    for (const MemberInfo& member : membership_.contacts()) {
-        send_heartbeat(member);
+    publish_events();  // before sending: the connections to the dead are dropped first
+    tell_buried();
+    start_probe();
+    for (const MemberInfo& member : membership_.pending()) {
+        send_probe(member, wire::METHOD_PING, 0, {});
     }
-    heartbeat_timer_ =
+    if (auto buried = membership_.next_tombstone_probe()) {
+        send_probe(*buried, wire::METHOD_PING, 0, {});
+    }
+    if (auto partner = membership_.sync_partner()) {
+        send_sync(*partner, wire::METHOD_SYNC);
+    }
+    period_timer_ =
         scheduler_.run_after(options_.membership.heartbeat_interval, [this, alive = alive_] {
             if (*alive) {
-                heartbeat();
+                period();
             }
         });
 }
 
-void MeshCore::send_heartbeat(const MemberInfo& to) {
-    HeartbeatMessage message{self(), {}};
+void MeshCore::conclude_probe() {
+    if (!probe_ || probe_->answered) {
+        return;
+    }
+    membership_.suspect(probe_->target, scheduler_.now());
+    // Tell the suspect at once (news about a member goes first on frames to it): if it is alive
+    // it refutes long before the suspicion times out.
+    if (membership_.is_suspect(probe_->target.id)) {
+        send_probe(probe_->target, wire::METHOD_PING, 0, {});
+    }
+}
+
+void MeshCore::start_probe() {
+    scheduler_.cancel(probe_timer_);
+    probe_.reset();
+    auto target = membership_.next_probe_target();
+    if (!target) {
+        return;
+    }
+    const std::uint64_t sequence = next_probe_sequence_++;
+    probe_ = Probe{*target, sequence, false};
+    send_probe(*target, wire::METHOD_PING, sequence, {});
+    probe_timer_ =
+        scheduler_.run_after(probe_timeout(options_.membership), [this, alive = alive_, sequence] {
+            if (*alive) {
+                ask_helpers(sequence);
+            }
+        });
+}
+
+void MeshCore::ask_helpers(std::uint64_t sequence) {
+    if (!probe_ || probe_->sequence != sequence || probe_->answered) {
+        return;
+    }
+    for (const MemberInfo& helper : membership_.helpers_for(probe_->target)) {
+        send_probe(helper, wire::METHOD_PING_REQUEST, sequence, probe_->target);
+    }
+}
+
+void MeshCore::send_probe(const MemberInfo& to, MethodId method, std::uint64_t sequence,
+                          const MemberInfo& subject) {
+    const ProbeMessage message{self(), membership_.alive_counter(), sequence, subject,
+                               membership_.gossip_for(to.id)};
+    transport_.send(to, control_frame(method, encode(message)));
+}
+
+void MeshCore::send_sync(const MemberInfo& to, MethodId method) {
+    SyncMessage message{self(), {}};
     for (const MemberInfo& member : membership_.live()) {
         if (member.id != self().id) {
             message.members.push_back(member);
         }
     }
-    transport_.send(to, control_frame(wire::METHOD_HEARTBEAT, encode(message)));
+    transport_.send(to, control_frame(method, encode(message)));
+}
+
+void MeshCore::tell_buried() {
+    const Time now = scheduler_.now();
+    for (const MemberInfo& member : membership_.take_to_tell()) {
+        if (membership_.tell_dead(member, now)) {
+            transport_.send(
+                member, control_frame(wire::METHOD_REJECTED, encode_rejected(member.incarnation)));
+        }
+    }
 }
 
 void MeshCore::connected(const MemberInfo& peer) {
@@ -79,7 +156,8 @@ void MeshCore::connected(const MemberInfo& peer) {
         return;
     }
     membership_.add_pending(peer, scheduler_.now());
-    send_heartbeat(peer);
+    // A seed or a new peer: exchange member lists at once, so that a joining node meets everyone.
+    send_sync(peer, wire::METHOD_SYNC);
 }
 
 void MeshCore::deliver(const MemberInfo& from, Transport::ConnectionId via,
@@ -113,6 +191,9 @@ void MeshCore::deliver(const MemberInfo& from, Transport::ConnectionId via,
         return;
     }
     membership_.on_contact(from, scheduler_.now());
+    if (probe_ && probe_->target == from) {
+        probe_->answered = true;  // busy with other traffic, but evidently alive
+    }
     if (envelope.kind == EnvelopeKind::request) {
         handle_request(from, via, envelope);
         return;
@@ -134,25 +215,12 @@ void MeshCore::deliver(const MemberInfo& from, Transport::ConnectionId via,
 void MeshCore::handle_control(const MemberInfo& from, const Envelope& envelope) {
     const Time now = scheduler_.now();
     switch (envelope.method) {
-        case wire::METHOD_HEARTBEAT: {
-            auto message = decode_heartbeat(envelope.payload, reader_options_);
-            if (!message || message->sender != from) {
-                warn(fmt::format(
-                    "ignored a heartbeat from {}: {}", from.id.str(),
-                    message ? "sender does not match the connection" : message.error().message));
-                return;
-            }
-            const auto verdict = membership_.on_heartbeat(message->sender, message->members, now);
-            if (verdict == Membership::Verdict::rejected && membership_.tell_dead(from, now)) {
-                transport_.send(
-                    from, control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
-            } else if (verdict == Membership::Verdict::ignored && from.id == self().id) {
-                warn(fmt::format("another node uses this node's ID {} (from {})", from.id.str(),
-                                 from.address));
-            }
-            publish_events();
-            return;
-        }
+        case wire::METHOD_SYNC:
+        case wire::METHOD_SYNC_ANSWER: handle_sync(from, envelope); return;
+        case wire::METHOD_PING:
+        case wire::METHOD_ACK:
+        case wire::METHOD_PING_REQUEST:
+        case wire::METHOD_INDIRECT_ACK: handle_probe(from, envelope); return;
         case wire::METHOD_LEAVE: {
             auto message = decode_leave(envelope.payload, reader_options_);
             if (message && message->id == from.id) {
@@ -168,10 +236,87 @@ void MeshCore::handle_control(const MemberInfo& from, const Envelope& envelope) 
                 publish_events();  // the connections to it are closed and rebuilt
                 transport_.send(
                     from, control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
+                // Meet it again at once rather than at the next period: it reconciles on the
+                // Rejected just sent, then takes this ping as the first word of a new member.
+                send_probe(from, wire::METHOD_PING, 0, {});
             }
             return;
         }
         default: ++counters_.frames_from_strangers; return;
+    }
+}
+
+void MeshCore::answer_verdict(const MemberInfo& from, Membership::Verdict verdict) {
+    if (verdict == Membership::Verdict::rejected && membership_.tell_dead(from, scheduler_.now())) {
+        transport_.send(from,
+                        control_frame(wire::METHOD_REJECTED, encode_rejected(from.incarnation)));
+    } else if (verdict == Membership::Verdict::ignored && from.id == self().id) {
+        warn(fmt::format("another node uses this node's ID {} (from {})", from.id.str(),
+                         from.address));
+    }
+}
+
+void MeshCore::handle_sync(const MemberInfo& from, const Envelope& envelope) {
+    auto message = decode_sync(envelope.payload, reader_options_);
+    if (!message || message->sender != from) {
+        warn(fmt::format(
+            "ignored a member list from {}: {}", from.id.str(),
+            message ? "sender does not match the connection" : message.error().message));
+        return;
+    }
+    const auto verdict = membership_.on_sync(message->sender, message->members, scheduler_.now());
+    answer_verdict(from, verdict);
+    if (verdict == Membership::Verdict::accepted && envelope.method == wire::METHOD_SYNC) {
+        send_sync(from, wire::METHOD_SYNC_ANSWER);
+    }
+    tell_buried();
+    publish_events();
+}
+
+void MeshCore::handle_probe(const MemberInfo& from, const Envelope& envelope) {
+    auto message = decode_probe(envelope.payload, reader_options_);
+    if (!message || message->sender != from) {
+        warn(fmt::format(
+            "ignored a probe from {}: {}", from.id.str(),
+            message ? "sender does not match the connection" : message.error().message));
+        return;
+    }
+    const Time now = scheduler_.now();
+    const auto verdict = membership_.on_probe(from, message->alive_counter, now);
+    answer_verdict(from, verdict);
+    if (verdict == Membership::Verdict::accepted) {
+        membership_.on_gossip(message->updates, now);
+        answer_probe(from, envelope.method, *message);
+    }
+    tell_buried();
+    publish_events();
+}
+
+void MeshCore::answer_probe(const MemberInfo& from, MethodId method, const ProbeMessage& probe) {
+    const MemberInfo& subject = probe.subject;
+    switch (method) {
+        case wire::METHOD_PING: send_probe(from, wire::METHOD_ACK, probe.sequence, subject); return;
+        case wire::METHOD_ACK:
+            if (subject.id.empty()) {
+                if (probe_ && probe_->sequence == probe.sequence && probe_->target == from) {
+                    probe_->answered = true;
+                }
+            } else if (membership_.is_live(subject) && subject.id != self().id) {
+                // Answered a ping this node sent for `subject`: pass the answer on.
+                send_probe(subject, wire::METHOD_INDIRECT_ACK, probe.sequence, from);
+            }
+            return;
+        case wire::METHOD_PING_REQUEST:
+            if (membership_.is_live(subject) && subject.id != self().id) {
+                send_probe(subject, wire::METHOD_PING, probe.sequence, from);
+            }
+            return;
+        case wire::METHOD_INDIRECT_ACK:
+            if (probe_ && probe_->sequence == probe.sequence && probe_->target == subject) {
+                probe_->answered = true;
+            }
+            return;
+        default: return;
     }
 }
 

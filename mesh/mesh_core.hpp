@@ -1,6 +1,7 @@
 #pragma once
-// MeshCore: the mesh protocol of one node — membership by heartbeats, requests matched to their
-// responses, timeouts, handler dispatch — over any Transport. Pure: it reads time only from its
+// MeshCore: the mesh protocol of one node — membership by randomized probing and gossip (see
+// membership.hpp), requests matched to their responses, timeouts, handler dispatch — over any
+// Transport. Pure: it reads time only from its
 // Scheduler and touches bytes only through frame.hpp, so the simulation runs the very same code
 // as a real node.
 //
@@ -12,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -112,9 +114,27 @@ private:
         return (static_cast<HandlerKey>(service) << 16) | method;
     }
 
-    void heartbeat();
-    void send_heartbeat(const MemberInfo& to);
+    // The member this period's probe is for, and whether it answered (directly or through a
+    // helper) yet.
+    struct Probe {
+        MemberInfo target;
+        std::uint64_t sequence = 0;
+        bool answered = false;
+    };
+
+    void period();
+    void conclude_probe();
+    void start_probe();
+    void ask_helpers(std::uint64_t sequence);
+    void send_probe(const MemberInfo& to, MethodId method, std::uint64_t sequence,
+                    const MemberInfo& subject);
+    void send_sync(const MemberInfo& to, MethodId method);
+    void tell_buried();
     void handle_control(const MemberInfo& from, const Envelope& envelope);
+    void handle_sync(const MemberInfo& from, const Envelope& envelope);
+    void handle_probe(const MemberInfo& from, const Envelope& envelope);
+    void answer_probe(const MemberInfo& from, MethodId method, const ProbeMessage& probe);
+    void answer_verdict(const MemberInfo& from, Membership::Verdict verdict);
     void handle_request(const MemberInfo& from, Transport::ConnectionId via,
                         const Envelope& envelope);
     void handle_reply(const MemberInfo& from, const Envelope& envelope);
@@ -136,7 +156,10 @@ private:
     std::unordered_map<std::uint64_t, Pending> pending_;
     std::unordered_map<NodeId, std::size_t> pending_per_peer_;
     std::uint64_t next_correlation_ = 1;
-    TimerId heartbeat_timer_ = 0;
+    TimerId period_timer_ = 0;
+    TimerId probe_timer_ = 0;
+    std::optional<Probe> probe_;
+    std::uint64_t next_probe_sequence_ = 1;
     bool started_ = false;
     bool leaving_ = false;
     MeshCounters counters_;

@@ -18,7 +18,8 @@ using namespace matchmesh;
 namespace {
 
 void offer(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
-    (void)mesh::decode_heartbeat(payload, options);
+    (void)mesh::decode_sync(payload, options);
+    (void)mesh::decode_probe(payload, options);
     (void)mesh::decode_challenge(payload, options);
     (void)mesh::decode_hello(payload, options);
     (void)mesh::decode_welcome(payload, options);

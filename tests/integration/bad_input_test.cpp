@@ -133,9 +133,9 @@ TEST_CASE_FIXTURE(OneNode,
 
 TEST_CASE_FIXTURE(OneNode, "integration/bad-input: nothing is accepted before the handshake") {
     RawConnection early(node.mesh_address());
-    const mesh::HeartbeatMessage heartbeat{{NodeId("rogue"), "127.0.0.1:1", "HTTP", 1}, {}};
+    const mesh::SyncMessage heartbeat{{NodeId("rogue"), "127.0.0.1:1", "HTTP", 1}, {}};
     early.send(
-        bytes_of(mesh::control_frame(mesh::wire::METHOD_HEARTBEAT, mesh::encode(heartbeat))));
+        bytes_of(mesh::control_frame(mesh::wire::METHOD_SYNC, mesh::encode(heartbeat))));
     CHECK(early.closed_by_peer(3s));
     CHECK(logged(node, "handshake refused: a frame before authentication"));
 
@@ -178,10 +178,10 @@ TEST_CASE_FIXTURE(OneNode,
         CHECK(envelope->correlation == correlation);
         return static_cast<mesh::MeshErrc>(envelope->error_code);
     };
-    // Not a member yet (no heartbeat): refused, but politely.
+    // Not a member yet (no member list sent): refused, but politely.
     CHECK(expect_failure(77, 1, 10) == mesh::MeshErrc::unreachable);
-    const mesh::HeartbeatMessage heartbeat{{NodeId("fake-peer"), "127.0.0.1:1", "HTTP", 1}, {}};
-    peer.send(bytes_of(mesh::control_frame(mesh::wire::METHOD_HEARTBEAT, mesh::encode(heartbeat))));
+    const mesh::SyncMessage heartbeat{{NodeId("fake-peer"), "127.0.0.1:1", "HTTP", 1}, {}};
+    peer.send(bytes_of(mesh::control_frame(mesh::wire::METHOD_SYNC, mesh::encode(heartbeat))));
     CHECK(eventually([&] { return expect_failure(77, 1, 11) == mesh::MeshErrc::no_handler; }, 2s));
     CHECK(expect_failure(1, 3, 12) == mesh::MeshErrc::malformed);    // a garbled search
     CHECK(expect_failure(77, 2, 13) == mesh::MeshErrc::no_handler);  // still connected

@@ -125,7 +125,7 @@ TEST_CASE_FIXTURE(ThreeNodes,
     const auto killed_at = std::chrono::steady_clock::now();
     node(2).send_signal(SIGKILL);
     REQUIRE(node(2).wait(5s).has_value());
-    // deadAfterMs is 800 with 100 ms heartbeats: dead within about a second.
+    // deadAfterMs is 800 with 100 ms probe periods: dead within about a second and a half.
     CHECK(eventually([&] { return member_ids(node(0).client_address()).size() == 2; }, 3s));
     CHECK(eventually([&] { return member_ids(node(1).client_address()).size() == 2; }, 3s));
     CHECK(std::chrono::steady_clock::now() - killed_at < 2500ms);

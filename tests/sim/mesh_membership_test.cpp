@@ -2,7 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -27,6 +29,7 @@ struct Cluster {
 
     std::vector<MembershipEvent> events;  // every event any node published, in order
     std::vector<NodeId> event_nodes;
+    std::vector<Time> event_times;
     test_support::SimCluster<Tap> sim;
     SimWorld& world = sim.world;
 
@@ -42,6 +45,7 @@ struct Cluster {
                       [this, id = node.id()](const MembershipEvent& event) {
                           events.push_back(event);
                           event_nodes.push_back(id);
+                          event_times.push_back(world.now());
                       });
                   return std::make_unique<Tap>();
               }) {}
@@ -81,6 +85,26 @@ struct Cluster {
         return world.frames_delivered() - before;
     }
 
+    // When the last node to publish `kind` about `about` did so (none: nobody did).
+    std::optional<Time> last_event_time(MembershipEvent::Kind kind, const NodeId& about) const {
+        std::optional<Time> last;
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            if (events[i].kind == kind && events[i].member.id == about) {
+                last = std::max(last.value_or(event_times[i]), event_times[i]);
+            }
+        }
+        return last;
+    }
+
+    // Every node's frames per second over the next `duration`, per node.
+    double frames_per_node_second(Duration duration) {
+        const auto before = world.frames_delivered();
+        world.run_for(duration);
+        const double seconds = std::chrono::duration<double>(duration).count();
+        return static_cast<double>(world.frames_delivered() - before) / seconds /
+               static_cast<double>(world.nodes().size());
+    }
+
     std::size_t count_events(MembershipEvent::Kind kind, const NodeId& about) const {
         return static_cast<std::size_t>(std::count_if(events.begin(), events.end(), [&](auto& e) {
             return e.kind == kind && e.member.id == about;
@@ -110,6 +134,72 @@ TEST_CASE("mesh/membership: a crashed node is declared dead within the failure t
     CHECK(cluster.count_events(MembershipEvent::Kind::died, NodeId("n2")) == 4);
     CHECK(cluster.world.now() - crashed_at <= 800ms);
     CHECK(cluster.live_at(0) == std::vector<std::string>{"n0", "n1", "n3", "n4"});
+}
+
+// The failure-detection bound the README states: a crashed member is probed by some node within a
+// few periods (each node probes one member a period), suspected at the end of that period, the
+// suspicion reaches every node in about log2(N) periods of gossip, and each declares it dead when
+// its suspicion times out.
+Duration detection_bound(const MembershipOptions& options, std::size_t nodes) {
+    const auto log2_nodes = static_cast<int>(std::bit_width(nodes));
+    return options.dead_after + options.heartbeat_interval * (4 + log2_nodes);
+}
+
+TEST_CASE("mesh/membership: a crash among 96 nodes is detected by every node within the bound") {
+    for (std::uint64_t seed : {1, 2, 3}) {
+        CAPTURE(seed);
+        Cluster cluster(96, seed, LinkModel{Duration(1), Duration(3), 0.0, true});
+        REQUIRE(cluster.world.run_until_converged(10s));
+        cluster.world.run_for(2s);
+        const Time crashed_at = cluster.world.now();
+        cluster.world.crash(NodeId("n42"));
+        const Duration bound = detection_bound(fast_options().membership, 96);
+        cluster.world.run_for(bound);
+        CHECK(cluster.count_events(MembershipEvent::Kind::died, NodeId("n42")) == 95);
+        const auto last = cluster.last_event_time(MembershipEvent::Kind::died, NodeId("n42"));
+        REQUIRE(last.has_value());
+        MESSAGE("detected by all in ", (*last - crashed_at).count(), " ms");
+        CHECK(*last - crashed_at <= bound);
+        // Nobody else was taken for dead on the way.
+        CHECK(cluster.live_at(0).size() == 95);
+    }
+}
+
+TEST_CASE("mesh/membership: no member is taken for dead under 5% frame loss") {
+    for (std::uint64_t seed : {1, 2, 3, 4}) {
+        CAPTURE(seed);
+        Cluster cluster(24, seed, LinkModel{Duration(1), Duration(3), 0.0, true});
+        REQUIRE(cluster.world.run_until_converged(5s));
+        cluster.world.set_links(LinkModel{Duration(1), Duration(3), 0.05, true});
+        cluster.world.run_for(120s);  // 1200 protocol periods
+        std::size_t deaths = 0;
+        for (const MembershipEvent& event : cluster.events) {
+            deaths += event.kind == MembershipEvent::Kind::died;
+        }
+        CHECK(deaths == 0);
+        CHECK(cluster.live_at(5).size() == 24);
+    }
+}
+
+TEST_CASE("mesh/membership: a node's membership frames a second do not grow with the cluster") {
+    // Each period a node sends one ping and answers the pings it gets (one on average), and every
+    // `sync_every_periods` periods it exchanges its member list with one member; helpers and
+    // gossip add nothing without loss. So the frames a node sees per period are a constant of
+    // the protocol, whatever the cluster's size.
+    const MembershipOptions options = fast_options().membership;
+    const double periods_per_second =
+        1000.0 / static_cast<double>(options.heartbeat_interval.count());
+    const double per_period_max = 2.0 + 2.0 / static_cast<double>(options.sync_every_periods);
+    std::map<std::size_t, double> per_node;
+    for (std::size_t nodes : {12, 96}) {
+        Cluster cluster(nodes, 5, LinkModel{Duration(1), Duration(3), 0.0, true});
+        REQUIRE(cluster.world.run_until_converged(10s));
+        cluster.world.run_for(5s);  // the joins' news has been spread
+        per_node[nodes] = cluster.frames_per_node_second(10s);
+        MESSAGE(nodes, " nodes: ", per_node[nodes], " membership frames per node per second");
+        CHECK(per_node[nodes] <= per_period_max * periods_per_second * 1.05);
+    }
+    CHECK(per_node[96] <= per_node[12] * 1.1);
 }
 
 TEST_CASE("mesh/membership: a restarted node rejoins as a new incarnation") {
@@ -218,6 +308,38 @@ TEST_CASE("mesh/membership: repeated partitions of random sides always heal into
     }
 }
 
+TEST_CASE("mesh/membership: 48 nodes split in halves heal into one view within the bound") {
+    // Every node of each side buried every node of the other; after the heal each pair that
+    // buried each other reconciles, found by the random probes of buried members and by gossip
+    // that a buried member is alive. The README's bound: (3 + log2 N) periods once frames pass.
+    for (std::uint64_t seed : {1, 2}) {
+        CAPTURE(seed);
+        Cluster cluster(48, seed, LinkModel{Duration(1), Duration(3), 0.0, true});
+        REQUIRE(cluster.world.run_until_converged(10s));
+        cluster.world.run_for(2s);
+        std::set<NodeId> side_a;
+        std::set<NodeId> side_b;
+        for (std::size_t i = 0; i < 48; ++i) {
+            (i % 2 == 0 ? side_a : side_b).insert(Cluster::name(i));
+        }
+        const auto incarnations = cluster.incarnations();
+        cluster.world.partition(side_a, side_b);
+        cluster.world.run_for(5s);
+        CHECK(cluster.live_at(0).size() == 24);
+        CHECK(cluster.live_at(1).size() == 24);
+        cluster.world.heal();
+        const MembershipOptions options = fast_options().membership;
+        const Duration bound =
+            options.heartbeat_interval * (3 + static_cast<int>(std::bit_width(48U)));
+        const Time healed_at = cluster.world.now();
+        REQUIRE(cluster.world.run_until_converged(bound));
+        MESSAGE("one view ", (cluster.world.now() - healed_at).count(), " ms after the heal");
+        CHECK(cluster.incarnations() == incarnations);
+        // Each pair across the cut reconciled once, on each side.
+        CHECK(cluster.count_events(MembershipEvent::Kind::reconciled, NodeId("n0")) == 24);
+    }
+}
+
 TEST_CASE("mesh/membership: the same seed gives the same run") {
     LinkModel links{Duration(2), Duration(3), 0.01, true};
     auto run = [&](std::uint64_t seed) {
@@ -276,9 +398,11 @@ TEST_CASE("mesh/requests: answered, failed, timed out, and unreachable") {
 
     outcomes.clear();
     cluster.world.unblock(NodeId("n1"), NodeId("n0"));
+    // n2 goes silent (to n1 too, or n1 would vouch for it) and dies before the timeout.
     cluster.world.block(NodeId("n2"), NodeId("n0"));
+    cluster.world.block(NodeId("n2"), NodeId("n1"));
     n0.request(NodeId("n2"), echo, 1, payload, 5s, record);
-    cluster.world.run_for(1s);  // n2 goes silent and dies before the timeout
+    cluster.world.run_for(2s);
     CHECK(outcomes == std::vector<std::string>{"unreachable"});
     CHECK(cluster.world.node(NodeId("n0")).core().pending_requests() == 0);
 }

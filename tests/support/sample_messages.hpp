@@ -35,8 +35,10 @@ struct SampleMessage {
 inline std::vector<SampleMessage> mesh_control_samples() {
     using namespace matchmesh;
     const mesh::MemberInfo member{NodeId("node-1"), "127.0.0.1:7100", "HTTP", 42};
+    const mesh::ProbeMessage ping{member, 3, 9, member, {mesh::MemberUpdate{member, {}, 2}}};
     return {
-        {"heartbeat", 0, 4, {}, mesh::encode(mesh::HeartbeatMessage{member, {member}})},
+        {"sync", 0, 4, {}, mesh::encode(mesh::SyncMessage{member, {member}})},
+        {"ping", 0, 7, {}, mesh::encode(ping)},
         {"challenge", 0, 1, {}, mesh::encode(mesh::ChallengeMessage{"c", {}})},
         {"hello", 0, 2, {}, mesh::encode(mesh::HelloMessage{"c", member, {}, {}})},
         {"welcome", 0, 3, {}, mesh::encode(mesh::WelcomeMessage{member, {}})},

@@ -21,7 +21,8 @@
 
 namespace test_support {
 
-// Heartbeats every 100 ms, dead after 600 ms: failures show within a second of virtual time.
+// A probe period of 100 ms and a suspicion timeout of 600 ms: failures show within about a
+// second of virtual time.
 inline matchmesh::mesh::MeshOptions fast_mesh_options() {
     matchmesh::mesh::MeshOptions options;
     options.membership.heartbeat_interval = matchmesh::Duration(100);

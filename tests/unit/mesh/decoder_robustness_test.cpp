@@ -14,6 +14,7 @@
 
 #include "matching/wire.hpp"
 #include "mesh/control.hpp"
+#include "mesh/envelope.capnp.h"
 #include "mesh/frame.hpp"
 #include "node/client_protocol.hpp"
 #include "ticket/wire.hpp"
@@ -94,7 +95,8 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
         // Each decoder must cope with every input, whatever it was meant to be.
         auto count = [&](bool ok) { ok ? ++decoded : ++refused; };
         count(mesh::decode_body(view, limits).has_value());
-        count(mesh::decode_heartbeat(view, options).has_value());
+        count(mesh::decode_sync(view, options).has_value());
+        count(mesh::decode_probe(view, options).has_value());
         count(mesh::decode_hello(view, options).has_value());
         count(matching::decode_add(view, options).has_value());
         count(matching::decode_search(view, options).has_value());
@@ -142,4 +144,34 @@ TEST_CASE("ticket/wire: where a user is round-trips, and an oversized user ID is
         ticket::encode(ticket::LocateMessage{UserId(std::string(4096, 'u'))}).words(), options);
     REQUIRE_FALSE(long_id.has_value());
     CHECK(long_id.error().find("user ID") != std::string::npos);
+}
+
+TEST_CASE("mesh/wire: probes round-trip, and too many updates or an unknown status are refused") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    const mesh::MemberInfo member{NodeId("node-1"), "127.0.0.1:7100", "HTTP", 42};
+    const mesh::MemberUpdate update{member, mesh::MemberUpdate::Status::suspect, 5};
+    const mesh::ProbeMessage sent{member, 3, 9, {}, {update}};
+    auto received = mesh::decode_probe(mesh::encode(sent).words(), options);
+    REQUIRE(received.has_value());
+    CHECK(received->sender == member);
+    CHECK(received->alive_counter == 3);
+    CHECK(received->sequence == 9);
+    CHECK(received->subject.id.empty());
+    CHECK(received->updates == std::vector{update});
+
+    auto with_updates = [&](unsigned count, std::uint16_t status) {
+        return mesh::make_payload<mesh::wire::Probe>([&](mesh::wire::Probe::Builder root) {
+            root.initSender().setId("node-1");
+            auto updates = root.initUpdates(count);
+            for (unsigned i = 0; i < count; ++i) {
+                updates[i].initMember().setId(fmt::format("node-{}", i));
+                updates[i].setStatus(static_cast<mesh::wire::MemberUpdate::Status>(status));
+            }
+        });
+    };
+    CHECK(mesh::decode_probe(with_updates(mesh::probe_updates_max, 0).words(), options));
+    auto flood = mesh::decode_probe(with_updates(mesh::probe_updates_max + 1, 0).words(), options);
+    REQUIRE_FALSE(flood.has_value());
+    CHECK(flood.error().message.find("updates") != std::string::npos);
+    CHECK_FALSE(mesh::decode_probe(with_updates(1, 9).words(), options).has_value());
 }

@@ -34,17 +34,17 @@ using Kind = MembershipEvent::Kind;
 TEST_CASE("mesh/membership: a live member that declared this node dead is buried, then met anew") {
     Membership self(member("a", 1), MembershipOptions{});
     const MemberInfo b = member("b", 7);
-    REQUIRE(self.on_heartbeat(b, {}, at_ms(0)) == Membership::Verdict::accepted);
+    REQUIRE(self.on_sync(b, {}, at_ms(0)) == Membership::Verdict::accepted);
     REQUIRE(kinds(self) == std::vector{Kind::joined});
     // b says a is dead: a ends what it shared with b (died) and reconciles.
     CHECK(self.on_rejected(b, at_ms(100)));
     CHECK(kinds(self) == std::vector{Kind::died, Kind::reconciled});
     CHECK(self.find_live(NodeId("b")) == nullptr);
     CHECK_FALSE(self.is_dead(b));  // no tombstone: b may come back as it is
-    // It is contacted until it answers, and its next heartbeat makes it live again.
+    // It is contacted until it answers, and its next word makes it live again.
     const auto contacts = self.contacts();
     CHECK(std::count(contacts.begin(), contacts.end(), b) == 1);
-    CHECK(self.on_heartbeat(b, {}, at_ms(200)) == Membership::Verdict::accepted);
+    CHECK(self.on_sync(b, {}, at_ms(200)) == Membership::Verdict::accepted);
     CHECK(kinds(self) == std::vector{Kind::joined});
     CHECK(self.find_live(NodeId("b")) != nullptr);
     CHECK(self.self().incarnation == 1);  // nobody changed incarnation
@@ -54,16 +54,19 @@ TEST_CASE("mesh/membership: a member this node buried is lifted when it says the
     MembershipOptions options;
     Membership self(member("a", 1), options);
     const MemberInfo b = member("b", 7);
-    REQUIRE(self.on_heartbeat(b, {}, at_ms(0)) == Membership::Verdict::accepted);
-    self.tick(at_ms(0) + options.dead_after + Duration(1));
-    REQUIRE(kinds(self) == std::vector{Kind::joined, Kind::died});
-    CHECK(self.on_heartbeat(b, {}, at_ms(5000)) == Membership::Verdict::rejected);
+    REQUIRE(self.on_sync(b, {}, at_ms(0)) == Membership::Verdict::accepted);
+    self.suspect(b, at_ms(100));  // its probe went unanswered
+    self.tick(at_ms(100) + options.dead_after - Duration(1));
+    REQUIRE(kinds(self) == std::vector{Kind::joined});  // a suspect may still refute
+    self.tick(at_ms(100) + options.dead_after);
+    REQUIRE(kinds(self) == std::vector{Kind::died});
+    CHECK(self.on_sync(b, {}, at_ms(5000)) == Membership::Verdict::rejected);
     CHECK(self.tell_dead(b, at_ms(5000)));
-    CHECK_FALSE(self.tell_dead(b, at_ms(5100)));  // once per heartbeat interval
+    CHECK_FALSE(self.tell_dead(b, at_ms(5100)));  // once per protocol period
     // Mutual: nothing more to end here; the tombstone goes and b is met anew.
     CHECK(self.on_rejected(b, at_ms(5200)));
     CHECK(kinds(self) == std::vector{Kind::reconciled});
-    CHECK(self.on_heartbeat(b, {}, at_ms(5300)) == Membership::Verdict::accepted);
+    CHECK(self.on_sync(b, {}, at_ms(5300)) == Membership::Verdict::accepted);
     CHECK(kinds(self) == std::vector{Kind::joined});
 }
 
@@ -71,9 +74,9 @@ TEST_CASE("mesh/membership: rejections that say nothing new change nothing") {
     MembershipOptions options;
     Membership self(member("a", 1), options);
     const MemberInfo b = member("b", 7);
-    REQUIRE(self.on_heartbeat(b, {}, at_ms(0)) == Membership::Verdict::accepted);
+    REQUIRE(self.on_sync(b, {}, at_ms(0)) == Membership::Verdict::accepted);
     REQUIRE(self.on_rejected(b, at_ms(10)));
-    REQUIRE(self.on_heartbeat(b, {}, at_ms(20)) == Membership::Verdict::accepted);
+    REQUIRE(self.on_sync(b, {}, at_ms(20)) == Membership::Verdict::accepted);
     (void)self.take_events();
     // A second Rejected from the same reconciliation, still in flight: ignored.
     CHECK_FALSE(self.on_rejected(b, at_ms(30)));
@@ -85,4 +88,82 @@ TEST_CASE("mesh/membership: rejections that say nothing new change nothing") {
     // Once the window has passed, a new verdict from b is a new reconciliation.
     CHECK(self.on_rejected(b, at_ms(30) + options.dead_after + Duration(1)));
     CHECK(kinds(self) == std::vector{Kind::died, Kind::reconciled});
+}
+
+TEST_CASE("mesh/membership: a member that hears it is suspected refutes with a higher counter") {
+    Membership self(member("a", 1), MembershipOptions{});
+    const MemberInfo b = member("b", 7);
+    REQUIRE(self.on_sync(b, {}, at_ms(0)) == Membership::Verdict::accepted);
+    (void)self.gossip_for(NodeId("b"));  // what was news before
+    const std::vector<MemberUpdate> rumour{{member("a", 1), MemberUpdate::Status::suspect, 0}};
+    self.on_gossip(rumour, at_ms(10));
+    CHECK(self.alive_counter() == 1);
+    CHECK(self.self().incarnation == 1);  // a process that lives on: no new incarnation
+    const auto news = self.gossip_for(NodeId("b"));
+    CHECK(std::count(news.begin(), news.end(),
+                     MemberUpdate{member("a", 1), MemberUpdate::Status::alive, 1}) == 1);
+    // A suspicion of an older counter says nothing new.
+    self.on_gossip(rumour, at_ms(20));
+    CHECK(self.alive_counter() == 1);
+}
+
+TEST_CASE("mesh/membership: a suspicion ends with a higher counter or with the timeout") {
+    MembershipOptions options;
+    Membership self(member("a", 1), options);
+    const MemberInfo b = member("b", 7);
+    const MemberInfo c = member("c", 3);
+    REQUIRE(self.on_probe(b, 0, at_ms(0)) == Membership::Verdict::accepted);
+    REQUIRE(self.on_probe(c, 0, at_ms(0)) == Membership::Verdict::accepted);
+    (void)self.take_events();
+    self.suspect(b, at_ms(100));
+    self.suspect(c, at_ms(100));
+    CHECK(self.is_suspect(NodeId("b")));
+    self.on_gossip(std::vector<MemberUpdate>{{b, MemberUpdate::Status::alive, 1}}, at_ms(200));
+    CHECK_FALSE(self.is_suspect(NodeId("b")));
+    self.tick(at_ms(100) + options.dead_after);
+    CHECK(kinds(self) == std::vector{Kind::died});
+    CHECK(self.find_live(NodeId("b")) != nullptr);
+    CHECK(self.is_dead(c));
+    // Buried here, so told so (once a period) when it is called alive.
+    CHECK(self.take_to_tell() == std::vector{c});
+    CHECK(self.tell_dead(c, at_ms(3100)));
+    self.on_gossip(std::vector<MemberUpdate>{{c, MemberUpdate::Status::alive, 4}}, at_ms(3150));
+    CHECK(self.take_to_tell() == std::vector{c});
+    CHECK_FALSE(self.tell_dead(c, at_ms(3150)));
+}
+
+TEST_CASE("mesh/membership: a death verdict heard from others is only a suspicion here") {
+    MembershipOptions options;
+    Membership self(member("a", 1), options);
+    const MemberInfo b = member("b", 7);
+    REQUIRE(self.on_probe(b, 2, at_ms(0)) == Membership::Verdict::accepted);
+    (void)self.take_events();
+    // A stale verdict (an older counter) is nothing; a current one starts a suspicion.
+    self.on_gossip(std::vector<MemberUpdate>{{b, MemberUpdate::Status::dead, 1}}, at_ms(10));
+    CHECK_FALSE(self.is_suspect(NodeId("b")));
+    self.on_gossip(std::vector<MemberUpdate>{{b, MemberUpdate::Status::dead, 2}}, at_ms(20));
+    CHECK(self.is_suspect(NodeId("b")));
+    CHECK(kinds(self).empty());
+    // Heard again while suspect here: agreed at once.
+    self.on_gossip(std::vector<MemberUpdate>{{b, MemberUpdate::Status::dead, 2}}, at_ms(30));
+    CHECK(kinds(self) == std::vector{Kind::died});
+}
+
+TEST_CASE("mesh/membership: probes go round every member before any is probed twice") {
+    Membership self(member("a", 1), MembershipOptions{});
+    for (const char* id : {"b", "c", "d", "e"}) {
+        REQUIRE(self.on_probe(member(id, 1), 0, at_ms(0)) == Membership::Verdict::accepted);
+    }
+    std::vector<std::string> round;
+    for (int i = 0; i < 4; ++i) {
+        auto target = self.next_probe_target();
+        REQUIRE(target.has_value());
+        round.push_back(target->id.str());
+    }
+    std::sort(round.begin(), round.end());
+    CHECK(round == std::vector<std::string>{"b", "c", "d", "e"});
+    const auto helpers = self.helpers_for(member("b", 1));
+    CHECK(helpers.size() == 3);
+    CHECK(std::none_of(helpers.begin(), helpers.end(),
+                       [](const MemberInfo& m) { return m.id == NodeId("b"); }));
 }

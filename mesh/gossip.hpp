@@ -1,0 +1,42 @@
+#pragma once
+// GossipQueue: the membership news this node still spreads. Each update rides on a bounded number
+// of probe frames (about λ·log2 N, enough for news to reach every member with high probability)
+// and is then dropped, so dissemination costs no frames of its own. One entry per member: newer
+// news about a member replaces older.
+//
+// Owned by Membership on the node's loop.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "mesh/control.hpp"
+
+namespace matchmesh::mesh {
+
+class GossipQueue {
+public:
+    explicit GossipQueue(std::size_t entries_max);
+
+    // Spreads `update` on the next `sends` frames that have room for it.
+    void push(MemberUpdate update, std::size_t sends);
+    // Up to `count` updates for one frame to `to`: news about `to` itself first (a suspected
+    // member hears it at once and can refute), then the least sent.
+    [[nodiscard]] std::vector<MemberUpdate> take(const NodeId& to, std::size_t count);
+    [[nodiscard]] std::size_t size() const { return entries_.size(); }
+
+private:
+    struct Entry {
+        MemberUpdate update;
+        std::size_t sends_left;
+        std::uint64_t order;  // when it was pushed: among equals, newer news goes first
+    };
+
+    void sent(std::map<NodeId, Entry>::iterator entry);
+
+    std::size_t entries_max_;
+    std::map<NodeId, Entry> entries_;
+    std::uint64_t next_order_ = 0;
+};
+
+}  // namespace matchmesh::mesh
