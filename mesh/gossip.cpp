@@ -15,22 +15,18 @@ void GossipQueue::push(MemberUpdate update, std::size_t sends) {
     if (sends == 0) {
         return;
     }
+    if (auto old = entries_.find(update.member.id); old != entries_.end()) {
+        erase(old);  // newer news about a member replaces older
+    }
+    const Rank rank{sends, next_order_++};
     const NodeId id = update.member.id;
-    entries_.insert_or_assign(id, Entry{std::move(update), sends, next_order_++});
+    entries_.emplace(id, Entry{std::move(update), rank});
+    ranking_.emplace(rank, id);
     if (entries_.size() > entries_max_) {
-        // Full: the news that was spread the most already is the one to give up.
-        auto most_sent = std::min_element(entries_.begin(), entries_.end(), [](auto& a, auto& b) {
-            return a.second.sends_left < b.second.sends_left;
-        });
-        entries_.erase(most_sent);
+        // Full: the news that was spread the most already (the last ranked) is given up.
+        erase(entries_.find(std::prev(ranking_.end())->second));
     }
-    MM_ASSERT(entries_.size() <= entries_max_);
-}
-
-void GossipQueue::sent(std::map<NodeId, Entry>::iterator entry) {
-    if (--entry->second.sends_left == 0) {
-        entries_.erase(entry);
-    }
+    MM_ASSERT(entries_.size() <= entries_max_ && ranking_.size() == entries_.size());
 }
 
 std::vector<MemberUpdate> GossipQueue::take(const NodeId& to, std::size_t count) {
@@ -38,31 +34,37 @@ std::vector<MemberUpdate> GossipQueue::take(const NodeId& to, std::size_t count)
     if (count == 0 || entries_.empty()) {
         return chosen;
     }
-    if (auto about_to = entries_.find(to); about_to != entries_.end()) {
-        chosen.push_back(about_to->second.update);
-        sent(about_to);
+    std::vector<NodeId> picked;
+    if (entries_.contains(to)) {
+        picked.push_back(to);
     }
-    std::vector<std::map<NodeId, Entry>::iterator> candidates;
-    candidates.reserve(entries_.size());
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->first != to) {
-            candidates.push_back(it);
+    for (auto it = ranking_.begin(); it != ranking_.end() && picked.size() < count; ++it) {
+        if (it->second != to) {
+            picked.push_back(it->second);
         }
     }
-    const std::size_t more = std::min(count - chosen.size(), candidates.size());
-    std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(more),
-                      candidates.end(), [](auto a, auto b) {
-                          if (a->second.sends_left != b->second.sends_left) {
-                              return a->second.sends_left > b->second.sends_left;
-                          }
-                          return a->second.order > b->second.order;
-                      });
-    for (std::size_t i = 0; i < more; ++i) {
-        chosen.push_back(candidates[i]->second.update);
-        sent(candidates[i]);
+    for (const NodeId& id : picked) {
+        auto entry = entries_.find(id);
+        chosen.push_back(entry->second.update);
+        sent(entry);
     }
     MM_ASSERT(chosen.size() <= count);
     return chosen;
+}
+
+void GossipQueue::sent(std::map<NodeId, Entry>::iterator entry) {
+    auto& [sends_left, order] = entry->second.rank;
+    ranking_.erase(entry->second.rank);
+    if (--sends_left == 0) {
+        entries_.erase(entry);
+        return;
+    }
+    ranking_.emplace(entry->second.rank, entry->first);
+}
+
+void GossipQueue::erase(std::map<NodeId, Entry>::iterator entry) {
+    ranking_.erase(entry->second.rank);
+    entries_.erase(entry);
 }
 
 }  // namespace matchmesh::mesh

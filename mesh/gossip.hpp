@@ -7,7 +7,9 @@
 // Owned by Membership on the node's loop.
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "mesh/control.hpp"
@@ -26,16 +28,20 @@ public:
     [[nodiscard]] std::size_t size() const { return entries_.size(); }
 
 private:
+    // Ranked as take() hands them out: the most sends left first, then the newest.
+    using Rank = std::pair<std::size_t, std::uint64_t>;  // sends left, order pushed
     struct Entry {
         MemberUpdate update;
-        std::size_t sends_left;
-        std::uint64_t order;  // when it was pushed: among equals, newer news goes first
+        Rank rank;
     };
 
     void sent(std::map<NodeId, Entry>::iterator entry);
+    void erase(std::map<NodeId, Entry>::iterator entry);
 
     std::size_t entries_max_;
     std::map<NodeId, Entry> entries_;
+    std::map<Rank, NodeId, std::greater<>> ranking_;  // every entry, by rank: a frame costs
+                                                      // O(count log N), not a pass over all news
     std::uint64_t next_order_ = 0;
 };
 
