@@ -32,6 +32,8 @@
 #include <optional>
 #include <thread>
 
+#include <sys/resource.h>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -385,6 +387,19 @@ std::string backend_name(const Options& options) {
                                         : std::string("ideal matcher");
 }
 
+// CPU seconds of this process and of its player processes that have ended.
+double generator_cpu_seconds() {
+    double total = 0;
+    for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+        rusage usage{};
+        getrusage(who, &usage);
+        for (const timeval& time : {usage.ru_utime, usage.ru_stime}) {
+            total += static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+        }
+    }
+    return total;
+}
+
 // Players against the cluster; the nodes' CPU time, frames and peak memory go into `extra`.
 std::vector<TicketRecord> drive_cluster(const Options& options,
                                         const std::vector<Arrival>& arrivals,
@@ -409,7 +424,16 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
         cpu_before[admin] = cpu_of(admin);
         frames_before[admin] = frames_of(admin);
     }
+    const double generator_before = generator_cpu_seconds();
+    const auto began = std::chrono::steady_clock::now();
     ClusterRun run = drive_cluster_in_processes(arrivals, driver, options.processes);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    // The players' own CPU (this process and its player processes): a figure taken while the
+    // generator used all of its CPU measures the generator, not the cluster.
+    const double generator = generator_cpu_seconds() - generator_before;
+    extra["generator_cpu_s"] = std::round(generator * 100) / 100;
+    extra["generator_cpu_share"] = wall > 0 ? std::round(generator / wall * 1000) / 1000 : 0.0;
     extra["party_member_pushes"] = run.party_member_pushes;
     if (!options.admins.empty()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1100));
@@ -496,6 +520,11 @@ void print_report(const Options& options, nlohmann::json& report,
     if (report.contains("mesh_frames_per_match")) {
         std::printf("frames between nodes: %.1f per match\n",
                     report["mesh_frames_per_match"].get<double>());
+    }
+    if (report.contains("generator_cpu_s")) {
+        std::printf("load generator CPU %.2f s, %.0f%% of one CPU over the run\n",
+                    report["generator_cpu_s"].get<double>(),
+                    100 * report["generator_cpu_share"].get<double>());
     }
 }
 
