@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -212,6 +213,13 @@ ClusterConfig parse_cluster(const nlohmann::json& section, const std::string& pa
     return cluster;
 }
 
+bool read_boolean(const nlohmann::json& value, const std::string& at) {
+    if (!value.is_boolean()) {
+        reject(at, "must be true or false");
+    }
+    return value.get<bool>();
+}
+
 TlsConfig parse_tls(const nlohmann::json& section, const std::string& path) {
     expect_object(section, path,
                   {"certificateFile", "privateKeyFile", "caFile", "mesh", "clients"});
@@ -219,17 +227,11 @@ TlsConfig parse_tls(const nlohmann::json& section, const std::string& path) {
     const auto file = [](const nlohmann::json& value, const std::string& at) {
         return read_string(value, at, 1, 4096);
     };
-    const auto flag = [](const nlohmann::json& value, const std::string& at) {
-        if (!value.is_boolean()) {
-            reject(at, "must be true or false");
-        }
-        return value.get<bool>();
-    };
     optional_field(section, path, "certificateFile", tls.certificate_file, file);
     optional_field(section, path, "privateKeyFile", tls.private_key_file, file);
     optional_field(section, path, "caFile", tls.ca_file, file);
-    optional_field(section, path, "mesh", tls.mesh, flag);
-    optional_field(section, path, "clients", tls.clients, flag);
+    optional_field(section, path, "mesh", tls.mesh, read_boolean);
+    optional_field(section, path, "clients", tls.clients, read_boolean);
     if ((tls.mesh || tls.clients) &&
         (tls.certificate_file.empty() || tls.private_key_file.empty())) {
         reject(path, "TLS needs certificateFile and privateKeyFile");
@@ -349,13 +351,7 @@ std::map<std::string, ValueRule, std::less<>> parse_value_rules(const nlohmann::
         read_name(name, at);
         expect_object(rule, at, {"required", "min", "max"});
         ValueRule parsed;
-        optional_field(rule, at, "required", parsed.required,
-                       [](const nlohmann::json& value, const std::string& where) {
-                           if (!value.is_boolean()) {
-                               reject(where, "must be true or false");
-                           }
-                           return value.get<bool>();
-                       });
+        optional_field(rule, at, "required", parsed.required, read_boolean);
         optional_field(rule, at, "min", parsed.min, integer_in(INT64_MIN, INT64_MAX));
         optional_field(rule, at, "max", parsed.max, integer_in(INT64_MIN, INT64_MAX));
         if (parsed.min > parsed.max) {
@@ -380,6 +376,58 @@ void parse_party_size(const nlohmann::json& section, const std::string& at,
         reject(child_path(at, "min"),
                fmt::format("must not exceed the largest party ({})", largest));
     }
+}
+
+// Sides replace maxMembers (count x size seats), and no party may be larger than a side.
+TeamsRule parse_teams(const nlohmann::json& section, const std::string& at,
+                      TicketTypeConfig& type, bool max_members_given) {
+    expect_object(section, at,
+                  {"count", "size", "rating", "partyBonus", "maxSpread", "maxTeamDifference",
+                   "premadeParity"});
+    if (!section.contains("size") || !section.contains("rating")) {
+        reject(at, "needs size and rating (the player value sides are balanced by)");
+    }
+    TeamsRule rule;
+    optional_field(section, at, "count", rule.count, integer_in(2, 16));
+    rule.size = static_cast<int>(read_integer(section["size"], child_path(at, "size"), 1, 127));
+    rule.rating = read_string(section["rating"], child_path(at, "rating"), 1, name_bytes_max);
+    if (rule.count * rule.size > 255) {
+        reject(at, fmt::format("{} sides of {} players are more than the 255 a room seats",
+                               rule.count, rule.size));
+    }
+    if (max_members_given && type.max_members != rule.count * rule.size) {
+        reject(child_path(at, "size"),
+               fmt::format("{} sides of {} players seat {}, but maxMembers is {}; leave "
+                           "maxMembers out of a team type",
+                           rule.count, rule.size, rule.count * rule.size, type.max_members));
+    }
+    type.max_members = rule.count * rule.size;
+    if (section.contains("partyBonus")) {
+        const std::string bonus_at = child_path(at, "partyBonus");
+        expect_any_object(section["partyBonus"], bonus_at);
+        for (const auto& [players, bonus] : section["partyBonus"].items()) {
+            const std::string entry_at = child_path(bonus_at, players);
+            int size = 0;
+            const auto [end, error] =
+                std::from_chars(players.data(), players.data() + players.size(), size);
+            if (error != std::errc() || end != players.data() + players.size() || size < 2 ||
+                size > rule.size) {
+                reject(entry_at, fmt::format("must be named by a party size from 2 to {}",
+                                             rule.size));
+            }
+            rule.party_bonus[size] = read_integer(bonus, entry_at, -1000000000, 1000000000);
+        }
+    }
+    if (section.contains("maxSpread")) {
+        rule.max_spread =
+            read_integer(section["maxSpread"], child_path(at, "maxSpread"), 0, INT64_MAX);
+    }
+    if (section.contains("maxTeamDifference")) {
+        rule.max_team_difference = read_integer(section["maxTeamDifference"],
+                                                child_path(at, "maxTeamDifference"), 0, INT64_MAX);
+    }
+    optional_field(section, at, "premadeParity", rule.premade_parity, read_boolean);
+    return rule;
 }
 
 CompleteWhenRule parse_complete_when(const nlohmann::json& section, const std::string& at,
@@ -427,13 +475,31 @@ void parse_randomize(const nlohmann::json& randomize, const std::string& at,
                    integer_in(0, 3600));
 }
 
+// Each shared value is written into the ticket's tags ("<tag>/<name>=<value>"), which must
+// stay within a tag's length whatever the value.
+void check_same_value_fits(const TicketTypeConfig& type, const std::string& at) {
+    std::size_t longest_tag = 0;
+    for (const std::string& tag : type.tags) {
+        longest_tag = std::max(longest_tag, tag.size());
+    }
+    std::size_t bytes = longest_tag;
+    for (const std::string& name : type.same_value) {
+        bytes += same_value_tag_bytes(name);
+    }
+    if (bytes > tag_bytes_max) {
+        reject(at, fmt::format("the tags would reach {} bytes with these values, more than the "
+                               "{} a tag may have: use shorter names",
+                               bytes, tag_bytes_max));
+    }
+}
+
 TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json& section,
                                    const std::string& path) {
     expect_object(section, path,
                   {"name", "profiles", "tags", "properties", "maxMembers", "ticketDurationSeconds",
                    "searchIntervalMs", "searchTries", "emptySearches", "waitSearches",
                    "waitSearchAfterMs", "howMany", "timeoutExtensionSeconds", "allowMatch",
-                   "completeWhen", "randomize", "values", "partySize"});
+                   "completeWhen", "randomize", "values", "partySize", "teams", "sameValue"});
     TicketTypeConfig type;
     type.name = key;
     optional_field(section, path, "name", type.name,
@@ -455,6 +521,10 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
             parse_ticket_properties(section["properties"], child_path(path, "properties"));
     }
     parse_ticket_pacing(section, path, type);
+    if (section.contains("teams")) {
+        type.teams = parse_teams(section["teams"], child_path(path, "teams"), type,
+                                 section.contains("maxMembers"));
+    }
     if (section.contains("allowMatch")) {
         type.allow_match = parse_allow_match(section["allowMatch"], child_path(path, "allowMatch"));
     }
@@ -470,6 +540,18 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
     }
     if (section.contains("partySize")) {
         parse_party_size(section["partySize"], child_path(path, "partySize"), type);
+    }
+    if (section.contains("sameValue")) {
+        type.same_value = read_names(section["sameValue"], child_path(path, "sameValue"), 4, false);
+        check_same_value_fits(type, child_path(path, "sameValue"));
+    }
+    if (type.teams) {
+        const int largest = type.party_max == 0 ? type.teams->size : type.party_max;
+        if (largest > type.teams->size) {
+            reject(child_path(child_path(path, "partySize"), "max"),
+                   fmt::format("must not exceed a side's {} players", type.teams->size));
+        }
+        type.party_max = largest;
     }
     return type;
 }

@@ -118,6 +118,27 @@ struct CompleteWhenRule {
     bool operator==(const CompleteWhenRule&) const = default;
 };
 
+// Sides for a team type: `count` sides of `size` players, balanced by the player value `rating`.
+struct TeamsRule {
+    int count = 2;
+    int size = 1;
+    std::string rating;
+    std::map<int, std::int64_t> party_bonus;  // by party size
+    std::optional<std::int64_t> max_spread;
+    std::optional<std::int64_t> max_team_difference;
+    bool premade_parity = false;
+    bool operator==(const TeamsRule&) const = default;
+};
+
+// The longest tag a key may carry (the store's limit; node/ checks that the two agree).
+inline constexpr std::size_t tag_bytes_max = 64;
+
+// A shared value's part of a ticket's tag, "/<name>=<value>": at most this many bytes for any
+// 64-bit value.
+[[nodiscard]] inline std::size_t same_value_tag_bytes(const std::string& name) {
+    return name.size() + 2 + 20;
+}
+
 // A ticket type the stock node runs, with the built-in policies for its callbacks.
 struct TicketTypeConfig {
     int type = 0;
@@ -139,6 +160,10 @@ struct TicketTypeConfig {
     int timeout_extension_seconds = 0;
     std::optional<AllowMatchRule> allow_match;
     std::optional<CompleteWhenRule> complete_when;
+    std::optional<TeamsRule> teams;  // sets maxMembers to count x size
+    // Player values every member of a match shares (e.g. a region): each becomes part of the
+    // ticket's tags, so a search never meets a room with another value.
+    std::vector<std::string> same_value;
     // Per-ticket random spread (+-) of the interval, tries and duration, so tickets interleave.
     int randomize_search_interval_ms = 0;
     int randomize_search_tries = 0;

@@ -196,3 +196,31 @@ struct Member {
   nodeType @2 :Text;
   incarnation @3 :UInt64;
 }
+
+# The payload of a 220 (success) push from the stock node: the match every member receives, so
+# that a player (or the game server it hands this to) learns who plays and on which side. A game
+# that embeds the node sets its own payload.
+struct MatchResult {
+  roomId @0 :Text;
+  ticketType @1 :UInt8;
+  members @2 :List(MatchedPlayer);   # in the order they joined, the room owner's party first
+  sides @3 :List(MatchSide);         # one per side for a team type; empty otherwise
+  quality @4 :MatchQuality;
+}
+
+struct MatchedPlayer {
+  user @0 :Text;
+  party @1 :Text;                    # the ticket that brought it in: a party's players share it
+  side @2 :Int16;                    # index into MatchResult.sides; -1 without teams
+  values @3 :List(Property);         # the values it matched with (those it started its ticket with)
+}
+
+struct MatchSide {
+  rating @0 :Float64;                # the mean of its players' ratings, party bonuses included
+  players @1 :UInt16;
+}
+
+struct MatchQuality {
+  spread @0 :Int64;                  # highest rating minus lowest (the type's rating value)
+  sideDifference @1 :Float64;        # highest side rating minus lowest; 0 without teams
+}

@@ -4,8 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "node/match_result.hpp"
+
 namespace matchmesh::node {
 namespace {
+
+static_assert(config::tag_bytes_max == matching::tag_bytes_max,
+              "the config checks sameValue tags against the store's limit");
 
 std::optional<std::int64_t> integer_of(const matching::ValueMap& data, const std::string& name) {
     auto found = data.find(name);
@@ -49,6 +54,14 @@ std::expected<void, std::string> ConfiguredTicketTypes::check_start(
     }
     if (config->allow_match && !values.contains(config->allow_match->value)) {
         return needs(config->allow_match->value);
+    }
+    if (config->teams && !values.contains(config->teams->rating)) {
+        return needs(config->teams->rating);
+    }
+    for (const std::string& name : config->same_value) {
+        if (!values.contains(name)) {
+            return needs(name);
+        }
     }
     for (const auto& [name, rule] : config->values) {
         auto found = values.find(name);
@@ -142,6 +155,19 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
     ticket::TicketParams params;
     params.profile_ids = type.profiles;
     params.tags = type.tags;
+    if (!type.same_value.empty()) {
+        // Values all members share are part of the tag: such tickets only ever meet each other.
+        std::string shared;
+        for (const std::string& name : type.same_value) {
+            shared += fmt::format("/{}={}", name, integer_of(owner.data, name).value_or(0));
+        }
+        if (params.tags.empty()) {
+            params.tags.emplace_back();
+        }
+        for (std::string& tag : params.tags) {
+            tag += shared;
+        }
+    }
     const matching::Profile* profile = profiles_.find(type.profiles.front());
     for (const auto& [property, rule] : type.properties) {
         const std::int64_t value = integer_of(owner.data, rule.value).value_or(0);
@@ -211,6 +237,14 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
             return a && b && std::llabs(*a - *b) <= max_difference;
         };
     }
+    if (type.teams) {
+        callbacks.allow_party_if = ticket::team_admission(team_rules(*type.teams));
+    }
+    callbacks.on_match_complete = [type](const std::string& room_id,
+                                         const std::vector<ticket::Member>& members,
+                                         const ticket::User*) {
+        return encode_match_result(match_result(room_id, type, members));
+    };
     if (type.complete_when) {
         const auto [min_members, after] = *type.complete_when;
         callbacks.on_ticket_match = [this, ticket_type, min_members, after](

@@ -6,7 +6,13 @@
 // - allowMatch: a match only if the two players' values differ by at most maxDifference;
 // - completeWhen: complete with at least minMembers once the ticket has waited afterSeconds (and
 //   always when full);
-// - randomize: each ticket's interval, tries and duration spread by up to +- the given amounts.
+// - randomize: each ticket's interval, tries and duration spread by up to +- the given amounts;
+// - sameValue: the named values become part of the ticket's tags, so that only players who
+//   share them meet;
+// - teams: parties join a room only while it can still be split into sides within the limits
+//   (ticket/teams.hpp);
+// and every member's 220 carries the match: the roster, the sides and the quality
+// (node/match_result.hpp).
 //
 // Owned by the node; lives on its loop thread.
 

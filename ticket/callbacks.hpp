@@ -23,12 +23,23 @@ struct TicketView {
     bool finished = false;
 };
 
+// A member of a room held on this node; parties share their ticket ID.
+struct Member {
+    SharedUser user;     // a snapshot; the live user is looked up when it is local
+    TicketId ticket_id;  // the member's participation: the ticket that brought it in
+};
+
 struct Callbacks {
     // Required: the parameters of a new ticket for `owner`; nullopt refuses to create one.
     std::function<std::optional<TicketParams>(const User& owner)> on_issue_ticket;
     // Owner: whether `candidate` (the joining ticket's owner) may join. Default: yes.
     std::function<bool(const TicketProperties&, const User* owner, const User* candidate)>
         allow_match_if;
+    // Owner: whether the joining party (each player with the values it started with) may take
+    // seats beside the room's members; asked after allow_match_if. Default: yes. Policies that
+    // need the whole room (sides, player counts) decide here.
+    std::function<bool(const std::vector<Member>& members, const std::vector<SharedUser>& party)>
+        allow_party_if;
     // Owner: after each join; true completes the ticket now.
     std::function<bool(const TicketView&, const User* matched, const User* owner,
                        const std::string& room_id, const std::vector<UserId>& member_ids)>
@@ -52,6 +63,11 @@ struct Callbacks {
         member_leave_announce;
     // Owner: the message pushed with 220 to every member.
     std::function<Bytes(const TicketProperties&, const User* owner)> on_ticket_complete;
+    // Owner: the 220's message from the match's roster (every member with the values it joined
+    // with, parties sharing a ticket ID); used instead of on_ticket_complete when set.
+    std::function<Bytes(const std::string& room_id, const std::vector<Member>& members,
+                        const User* owner)>
+        on_match_complete;
     // Owner only.
     std::function<void(const User* owner)> on_ticket_canceled;
     std::function<void(const User* owner)> on_ticket_timeout;

@@ -146,6 +146,16 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
             return refuse(JoinRefusal::closed);
         }
     }
+    if (handlers != nullptr && handlers->allow_party_if) {
+        if (!handlers->allow_party_if(found->members, join.party)) {
+            return refuse(JoinRefusal::not_allowed);
+        }
+        found = rooms_.find(room_id);  // the callback may have changed anything
+        if (found == nullptr ||
+            (found->state != RoomState::waiting && found->state != RoomState::backfill)) {
+            return refuse(JoinRefusal::closed);
+        }
+    }
     seat(*found, join);
     if (found->state == RoomState::backfill) {
         complete_late_joiner(room_id, join);
@@ -207,13 +217,8 @@ void Rooms::seat(Room& room, const JoinMessage& join) {
 // The room already completed: a late joiner completes at once, and a full room ends its backfill.
 void Rooms::complete_late_joiner(const TicketId& room_id, const JoinMessage& join) {
     Room& room = rooms_.at(room_id);
-    const Callbacks* handlers = context_.callbacks(room.type);
     const TicketId live = room.live_ticket;
-    Bytes message;
-    if (handlers != nullptr && handlers->on_ticket_complete) {
-        message = handlers->on_ticket_complete(room.extras().ticket_properties,
-                                               context_.local_user(room.owner));
-    }
+    const Bytes message = completion_message(room);
     auto again = rooms_.find(room_id);  // the callback may have changed anything
     if (again == nullptr) {
         return;
@@ -262,16 +267,28 @@ void Rooms::after_join(const TicketId& room_id, const JoinMessage& join) {
     }
 }
 
+// The 220's message: from the roster when the game asks for it, else from the ticket's holders.
+Bytes Rooms::completion_message(const Room& room) {
+    const Callbacks* handlers = context_.callbacks(room.type);
+    if (handlers == nullptr) {
+        return {};
+    }
+    if (handlers->on_match_complete) {
+        const std::vector<Member> members = room.members;  // the callback may change the room
+        return handlers->on_match_complete(room.id.str(), members, context_.local_user(room.owner));
+    }
+    if (handlers->on_ticket_complete) {
+        return handlers->on_ticket_complete(room.extras().ticket_properties,
+                                            context_.local_user(room.owner));
+    }
+    return {};
+}
+
 void Rooms::complete(Room& room) {
     room.state = RoomState::completed;
     room.edit_extras().reservations.clear();
-    Bytes message;
-    const Callbacks* handlers = context_.callbacks(room.type);
     const TicketId room_id = room.id;
-    if (handlers != nullptr && handlers->on_ticket_complete) {
-        message = handlers->on_ticket_complete(room.extras().ticket_properties,
-                                               context_.local_user(room.owner));
-    }
+    const Bytes message = completion_message(room);
     if (auto again = rooms_.find(room_id); again != nullptr) {
         push_to_members(*again, WireKind::success, push_ver, push_success, message);
     }

@@ -81,6 +81,7 @@ private:
                                                           const JoinMessage& join) const;
     void seat(Room& room, const JoinMessage& join);
     void complete_late_joiner(const TicketId& room_id, const JoinMessage& join);
+    Bytes completion_message(const Room& room);
     void after_join(const TicketId& room_id, const JoinMessage& join);
     // The callbacks and announcement after a party other than the owner's left.
     void after_leave(Room& room, const User* left, bool live, bool announce_leave);

@@ -14,12 +14,6 @@
 
 namespace matchmesh::ticket {
 
-// A member of a room held on this node; parties share their ticket ID.
-struct Member {
-    SharedUser user;     // a snapshot; the live user is looked up when it is local
-    TicketId ticket_id;  // the member's participation: the ticket that brought it in
-};
-
 enum class RoomState : std::uint8_t {
     searching,  // its ticket searches other rooms: closed to joins
     waiting,    // open to joins

@@ -9,6 +9,7 @@
 
 #include <capnp/message.h>
 
+#include "node/match_result.hpp"
 #include "node/metrics.hpp"
 #include "node/token.hpp"
 #include "process_cluster.hpp"
@@ -25,6 +26,7 @@ namespace {
 
 constexpr ticket::TicketType duel = 1;  // two players
 constexpr ticket::TicketType trio = 3;  // three players; completes when full or marked complete
+constexpr ticket::TicketType pairs = 4;  // two sides of two, balanced by rating
 constexpr auto push_wait = 5s;          // a push crosses the cluster in well under this
 constexpr auto quiet = 500ms;           // how long "nothing more arrives" is watched
 constexpr const char* token_secret = "token-secret-for-the-tests-0123";
@@ -41,6 +43,10 @@ std::string config_with(const std::string& limits) {
         "ticketDurationSeconds": 10, "searchIntervalMs": 100, "searchTries": 3},
   "3": {"name": "trio", "profiles": ["RankMatch"], "tags": ["trio"], "maxMembers": 3,
         "properties": {"rank": {"value": "rating", "searchSpread": 100}},
+        "ticketDurationSeconds": 15, "searchIntervalMs": 100, "searchTries": 3},
+  "4": {"name": "2v2", "profiles": ["RankMatch"], "tags": ["2v2"],
+        "properties": {"rank": {"value": "rating", "searchSpread": 100}},
+        "teams": {"size": 2, "rating": "rating", "partyBonus": {"2": 30}, "maxTeamDifference": 100},
         "ticketDurationSeconds": 15, "searchIntervalMs": 100, "searchTries": 3}})");
 }
 
@@ -452,6 +458,48 @@ TEST_CASE_FIXTURE(ThreeNodes,
     const std::string room = expect_push(alice, PushKind::success, push_wait).room_id;
     CHECK(expect_push(bob, PushKind::success, push_wait).room_id == room);
     CHECK(expect_push(carol, PushKind::success, push_wait).room_id == room);
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: a 2v2 with a party: every member's 220 carries the "
+                  "roster and its side") {
+    // A pair on node-a, two solo players on node-b and node-c: the pair (1000 and its +30) plays
+    // the two solos (1020 and 1040) and each of the four hears the same match.
+    auto owner = session(a, "pair-owner");
+    auto mate = session(b, "pair-mate");
+    auto solo1 = session(b, "solo1");
+    auto solo2 = session(c, "solo2");
+    REQUIRE(describe(mate.call(AcceptPartyCommand{pairs, UserId("pair-owner")})) == "ok");
+    REQUIRE(describe(owner.call(StartTicketCommand{
+                pairs, {{"rating", 1000}}, {UserId("pair-mate")}, {}})) == "ok");
+    wait_for_rooms(b, "2v2", 1000);
+    REQUIRE(describe(start_ticket(solo1, pairs, 1020)) == "ok");
+    REQUIRE(eventually([&] { return room_members(owner, pairs).size() == 3; }, push_wait));
+    REQUIRE(describe(start_ticket(solo2, pairs, 1040)) == "ok");
+    std::string room;
+    const std::vector<std::pair<std::string, BlockingClient*>> players = {
+        {"pair-owner", &owner}, {"pair-mate", &mate}, {"solo1", &solo1}, {"solo2", &solo2}};
+    for (const auto& [name, client] : players) {
+        CAPTURE(name);
+        const auto push = expect_push(*client, PushKind::success, push_wait);
+        room = room.empty() ? push.room_id : room;
+        CHECK(push.room_id == room);
+        const auto result = decode_match_result(push.payload);
+        REQUIRE(result.has_value());
+        CHECK(result->room_id == room);
+        REQUIRE(result->members.size() == 4);
+        REQUIRE(result->sides.size() == 2);
+        std::map<std::string, int> side;
+        for (const MatchedPlayer& member : result->members) {
+            side[member.user.str()] = member.side;
+        }
+        CHECK(side.at(name) >= 0);
+        CHECK(side.at("pair-owner") == side.at("pair-mate"));
+        CHECK(side.at("solo1") == side.at("solo2"));
+        CHECK(side.at("solo1") != side.at("pair-owner"));
+        CHECK(result->side_difference == doctest::Approx(0));
+    }
     check_no_errors_logged(cluster, 3);
 }
 

@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "node/client_protocol.hpp"
+#include "node/match_result.hpp"
 #include "support/core_cluster.hpp"
 
 using namespace matchmesh;
@@ -21,6 +22,8 @@ namespace {
 constexpr ticket::TicketType duel = 1;      // allowMatch: ratings at most 100 apart; 3 s
 constexpr ticket::TicketType ffa = 2;       // 4 seats; complete with 2 or more after 3 s; 6 s
 constexpr ticket::TicketType ffa_wait = 3;  // 4 seats; completeWhen far away (30 s): only full
+constexpr ticket::TicketType two_v_two = 4;  // sides of 2; a pair plays +50; sides within 100
+constexpr ticket::TicketType regional = 5;   // 1v1 between players of one region only
 
 // Searches reach +-300 around the player's rating, so that players 110 apart find each other's
 // rooms and only allowMatch keeps them apart.
@@ -40,7 +43,14 @@ constexpr const char* types_config = R"({
   "3": {"name": "ffa-wait", "profiles": ["RankMatch"], "tags": ["ffa-wait"], "maxMembers": 4,
         "properties": {"rank": {"value": "rating", "searchSpread": 300}},
         "completeWhen": {"minMembers": 2, "afterSeconds": 30},
-        "ticketDurationSeconds": 40, "searchIntervalMs": 100, "searchTries": 3}}})";
+        "ticketDurationSeconds": 40, "searchIntervalMs": 100, "searchTries": 3},
+  "4": {"name": "2v2", "profiles": ["RankMatch"], "tags": ["2v2"],
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "teams": {"size": 2, "rating": "rating", "partyBonus": {"2": 50}, "maxTeamDifference": 100},
+        "ticketDurationSeconds": 4, "searchIntervalMs": 100, "searchTries": 3},
+  "5": {"name": "regional", "profiles": ["RankMatch"], "maxMembers": 2, "sameValue": ["region"],
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "ticketDurationSeconds": 2, "searchIntervalMs": 100, "searchTries": 3}}})";
 
 struct Heard {
     ticket::PushMessage message;
@@ -83,10 +93,15 @@ public:
         return session;
     }
 
-    void start(const std::shared_ptr<Session>& session, ticket::TicketType type, int rating) {
+    void start(const std::shared_ptr<Session>& session, ticket::TicketType type, int rating,
+               std::vector<UserId> party = {}, std::optional<int> region = std::nullopt) {
         StartTicketCommand command;
         command.ticket_type = type;
         command.values["rating"] = std::int64_t{rating};
+        if (region) {
+            command.values["region"] = std::int64_t{*region};
+        }
+        command.party = std::move(party);
         auto reply = cluster_.call(session, command);
         REQUIRE(reply);
         REQUIRE(std::holds_alternative<std::monostate>(reply->body));
@@ -269,4 +284,114 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(ends[1].message.kind == PushKind::success);
     CHECK(since(restarted, ends[1].at) >= Duration(3000));
     CHECK(since(restarted, ends[1].at) <= Duration(3020));
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a 2v2 with a party keeps the party on one side, and every "
+                  "member's 220 carries the roster, the sides and the quality") {
+    auto owner = player(0, "pair-owner");
+    auto mate = player(1, "pair-mate");
+    auto solo1 = player(2, "solo1");
+    auto solo2 = player(1, "solo2");
+    REQUIRE(call(mate, AcceptPartyCommand{two_v_two, UserId("pair-owner")}));
+    start(owner, two_v_two, 1000, {UserId("pair-mate")});  // the mate plays at 1000 too, +50
+    run(Duration(300));
+    start(solo1, two_v_two, 1040);
+    run(Duration(300));
+    start(solo2, two_v_two, 1060);
+    run(Duration(1000));
+    std::string room;
+    for (const char* name : {"pair-owner", "pair-mate", "solo1", "solo2"}) {
+        CAPTURE(name);
+        const auto ends = pushes.ends(name);
+        REQUIRE(ends.size() == 1);
+        REQUIRE(ends[0].message.kind == PushKind::success);
+        room = room.empty() ? ends[0].message.room_id : room;
+        CHECK(ends[0].message.room_id == room);
+        auto result = decode_match_result(ends[0].message.payload);
+        REQUIRE(result.has_value());
+        CHECK(result->room_id == room);
+        CHECK(result->ticket_type == two_v_two);
+        REQUIRE(result->members.size() == 4);
+        REQUIRE(result->sides.size() == 2);
+        std::map<std::string, int> side;
+        for (const MatchedPlayer& member : result->members) {
+            side[member.user.str()] = member.side;
+        }
+        CHECK(side.at("pair-owner") == side.at("pair-mate"));
+        CHECK(side.at("solo1") == side.at("solo2"));
+        CHECK(side.at("solo1") != side.at("pair-owner"));
+        CHECK(result->members[0].values.at("rating") == 1000);
+        CHECK(result->members[0].party == result->members[1].party);  // one ticket, one party
+        CHECK(result->sides[0].rating == doctest::Approx(1050));
+        CHECK(result->sides[1].rating == doctest::Approx(1050));
+        CHECK(result->side_difference == doctest::Approx(0));
+        CHECK(result->spread == 60);
+    }
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a 2v2 whose sides would differ by more than "
+                  "maxTeamDifference does not complete") {
+    auto owner = player(0, "pair-owner");
+    auto mate = player(1, "pair-mate");
+    auto solo1 = player(2, "solo1");
+    auto solo2 = player(1, "solo2");
+    REQUIRE(call(mate, AcceptPartyCommand{two_v_two, UserId("pair-owner")}));
+    start(owner, two_v_two, 1000, {UserId("pair-mate")});
+    run(Duration(300));
+    start(solo1, two_v_two, 1200);
+    run(Duration(300));
+    start(solo2, two_v_two, 1200);  // the pair at 1050 against 1200: 150 apart
+    run(Duration(5000));
+    for (const char* name : {"pair-owner", "pair-mate", "solo1", "solo2"}) {
+        CAPTURE(name);
+        const auto ends = pushes.ends(name);
+        REQUIRE(ends.size() == 1);
+        CHECK(ends[0].message.kind == PushKind::timeout);
+    }
+}
+
+TEST_CASE_FIXTURE(Fixture, "node/ticket-types: a team type needs its rating value at start") {
+    auto p1 = player(0, "p1");
+    StartTicketCommand command;
+    command.ticket_type = two_v_two;
+    command.values["level"] = std::int64_t{3};
+    auto reply = call(p1, command);
+    REQUIRE(reply);
+    auto* refused = std::get_if<ReplyError>(&reply->body);
+    REQUIRE(refused != nullptr);
+    CHECK(refused->category == "invalid_params");
+    CHECK(refused->message.find("'rating'") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: sameValue matches only players who share the value") {
+    auto eu1 = player(0, "eu1");
+    auto us1 = player(1, "us1");
+    auto eu2 = player(2, "eu2");
+    start(eu1, regional, 1000, {}, 1);
+    run(Duration(300));
+    start(us1, regional, 1000, {}, 2);  // same rating, another region: never meets eu1
+    run(Duration(300));
+    CHECK(pushes.ends("eu1").empty());
+    CHECK(pushes.ends("us1").empty());
+    start(eu2, regional, 1010, {}, 1);
+    run(Duration(3000));
+    REQUIRE(pushes.ends("eu1").size() == 1);
+    REQUIRE(pushes.ends("eu2").size() == 1);
+    CHECK(pushes.ends("eu1")[0].message.kind == PushKind::success);
+    CHECK(pushes.ends("eu2")[0].message.room_id == pushes.ends("eu1")[0].message.room_id);
+    REQUIRE(pushes.ends("us1").size() == 1);
+    CHECK(pushes.ends("us1")[0].message.kind == PushKind::timeout);
+    // The value is required to start.
+    auto late = player(0, "late");
+    StartTicketCommand command;
+    command.ticket_type = regional;
+    command.values["rating"] = std::int64_t{1000};
+    auto reply = call(late, command);
+    REQUIRE(reply);
+    auto* refused = std::get_if<ReplyError>(&reply->body);
+    REQUIRE(refused != nullptr);
+    CHECK(refused->message.find("'region'") != std::string::npos);
 }

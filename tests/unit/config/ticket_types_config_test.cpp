@@ -131,6 +131,62 @@ TEST_CASE("config: value rules and party sizes load, and bad ones name their pat
                     "ticketTypes.1.partySize.min", "must not exceed the largest party (1)");
 }
 
+TEST_CASE("config: team types load their sides and limits, and bad ones name their path") {
+    const std::string arena = R"("profiles": ["Duel"], "properties": {"rank": {"value": "rating"}})";
+    auto loaded = load_string(with_types(R"({"3": {)" + arena + R"(,
+        "teams": {"count": 2, "size": 3, "rating": "teamRating", "partyBonus": {"2": 20, "3": 45},
+                  "maxSpread": 800, "maxTeamDifference": 100, "premadeParity": true}}})"),
+                              "test.json");
+    REQUIRE(loaded.has_value());
+    const auto& type = loaded->ticket_types.at(3);
+    REQUIRE(type.teams.has_value());
+    CHECK(type.teams->count == 2);
+    CHECK(type.teams->size == 3);
+    CHECK(type.teams->rating == "teamRating");
+    CHECK(type.teams->party_bonus == std::map<int, std::int64_t>{{2, 20}, {3, 45}});
+    CHECK(type.teams->max_spread == 800);
+    CHECK(type.teams->max_team_difference == 100);
+    CHECK(type.teams->premade_parity);
+    CHECK(type.max_members == 6);  // the sides' seats
+    CHECK(type.party_max == 3);    // a party fits on one side
+    const auto teams = [&](const std::string& rule, const std::string& more = "") {
+        return with_types(R"({"3": {)" + arena + more + R"(, "teams": )" + rule + "}}");
+    };
+    expect_rejected(teams(R"({"count": 2})"), "ticketTypes.3.teams", "needs size and rating");
+    expect_rejected(teams(R"({"size": 0, "rating": "r"})"), "ticketTypes.3.teams.size",
+                    "");
+    expect_rejected(teams(R"({"count": 1, "size": 2, "rating": "r"})"),
+                    "ticketTypes.3.teams.count", "");
+    expect_rejected(teams(R"({"count": 16, "size": 100, "rating": "r"})"), "ticketTypes.3.teams",
+                    "more than the 255 a room seats");
+    expect_rejected(teams(R"({"size": 2, "rating": "r"})", R"(, "maxMembers": 6)"),
+                    "ticketTypes.3.teams.size", "seat 4, but maxMembers is 6");
+    expect_rejected(teams(R"({"size": 2, "rating": "r", "partyBonus": {"3": 10}})"),
+                    "ticketTypes.3.teams.partyBonus.3", "a party size from 2 to 2");
+    expect_rejected(teams(R"({"size": 2, "rating": "r", "partyBonus": {"two": 10}})"),
+                    "ticketTypes.3.teams.partyBonus.two", "a party size");
+    expect_rejected(teams(R"({"size": 2, "rating": "r", "premadeParity": "yes"})"),
+                    "ticketTypes.3.teams.premadeParity", "must be true or false");
+    expect_rejected(teams(R"({"size": 2, "rating": "r", "sides": 2})"), "ticketTypes.3.teams.sides",
+                    "unknown key");
+    expect_rejected(teams(R"({"size": 2, "rating": "r"})", R"(, "partySize": {"max": 3})"),
+                    "ticketTypes.3.partySize.max", "");
+}
+
+TEST_CASE("config: sameValue names values all members share, within a tag's length") {
+    const std::string duel =
+        R"("profiles": ["Duel"], "tags": ["duel"], "properties": {"rank": {"value": "rating"}})";
+    auto loaded = load_string(
+        with_types(R"({"1": {)" + duel + R"(, "sameValue": ["region", "platform"]}})"), "test.json");
+    REQUIRE_MESSAGE(loaded.has_value(), loaded.error().message);
+    CHECK(loaded->ticket_types.at(1).same_value == std::vector<std::string>{"region", "platform"});
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "sameValue": "region"}})"),
+                    "ticketTypes.1.sameValue", "must be an array");
+    expect_rejected(with_types(R"({"1": {)" + duel +
+                               R"(, "sameValue": ["a-rather-long-value-name", "another-long-one"]}})"),
+                    "ticketTypes.1.sameValue", "more than the 64 a tag may have");
+}
+
 TEST_CASE("config: a ticket type the limits would break at every start is refused at load") {
     // A duration below limits.ticketDurationMinSeconds (the default, 10 s), also only with
     // randomize's spread; a search spread that limits.rangeValuesMax would cut short.
