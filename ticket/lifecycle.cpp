@@ -101,6 +101,7 @@ Result<OwnedTicket*> Tickets::create(TicketType type, SharedUser owner, std::vec
     ++context_.counters.started;
     if (stored.params.search_tries == 0) {
         start_waiting(stored);
+        schedule_look(stored);
     } else {
         schedule_search(stored, Duration(0));
     }
@@ -194,38 +195,52 @@ void Tickets::start_search(OwnedTicket& ticket) {
     }
 }
 
-// Two tickets whose searches ran at the same time each find nothing, the other's room not being
-// visible yet, and both wait. Only searchers join waiting rooms, so they would wait until a later
-// searcher came, which after a burst may be never. So a waiting ticket still alone in its room
-// after wait_search_after searches again: the later of two such tickets finds the earlier one.
-// While arrivals keep coming a searcher usually finds a waiting ticket before that, so the extra
-// search is paid mostly when it is needed. While it tries a join its own room is closed; two
-// that try each other at once are settled by yield_to_crossed_join.
-void Tickets::schedule_wait_search(const OwnedTicket& ticket) {
-    if (ticket.wait_searches >= ticket.params.wait_searches || ticket.backfill) {
+// A waiting ticket alone in its room keeps looking for another waiting room: at its search
+// interval while it has searches left, then every wait_search_after as many times as
+// wait_searches says. Only searchers join waiting rooms, so two tickets that both wait would
+// otherwise wait until a later searcher came, which after a burst may be never. While arrivals
+// keep coming a searcher usually finds a waiting ticket first, and a room others joined stops
+// looking. While it tries a join its own room is closed; two that try each other at once are
+// settled by yield_to_crossed_join.
+void Tickets::schedule_look(const OwnedTicket& ticket) {
+    if (ticket.backfill) {
         return;
     }
-    context_.scheduler.run_after(ticket.params.wait_search_after,
-                                 [this, alive = context_.alive, id = ticket.id] {
-                                     if (*alive) {
-                                         run_wait_search(id);
-                                     }
-                                 });
+    const bool tries_left = has_tries_left(ticket);
+    if (!tries_left && ticket.wait_searches >= ticket.params.wait_searches) {
+        return;
+    }
+    context_.scheduler.run_after(
+        tries_left ? ticket.params.search_interval : ticket.params.wait_search_after,
+        [this, alive = context_.alive, id = ticket.id] {
+            if (*alive) {
+                run_look(id, Look::scheduled);
+            }
+        });
 }
 
-void Tickets::run_wait_search(const TicketId& id) {
+void Tickets::run_look(const TicketId& id, Look look) {
     auto found = tickets_.find(id);
     if (found == nullptr || found->phase != TicketPhase::waiting || found->looking ||
-        found->joining) {
-        return;
+        found->joining || !alone_in_room(*found)) {
+        return;  // it moved, ended, or others joined: the room stays where it is
     }
     OwnedTicket& ticket = *found;
-    if (!alone_in_room(ticket)) {
-        return;  // others joined: the room stays where it is
+    if (look == Look::confirming) {
+        // counts as no search of its own: it belongs to the one that found nothing
+    } else if (has_tries_left(ticket)) {
+        ++ticket.searches;
+    } else {
+        ++ticket.wait_searches;
     }
-    ++ticket.wait_searches;
     ticket.looking = true;
     start_search(ticket);
+}
+
+bool Tickets::has_tries_left(const OwnedTicket& ticket) {
+    return ticket.searches < ticket.params.search_tries &&
+           (ticket.params.empty_searches == 0 ||
+            ticket.empty_searches < ticket.params.empty_searches);
 }
 
 bool Tickets::alone_in_room(const OwnedTicket& ticket) const {
@@ -233,12 +248,12 @@ bool Tickets::alone_in_room(const OwnedTicket& ticket) const {
     return room != nullptr && room->members.size() == ticket.party.size();
 }
 
-void Tickets::end_wait_search(OwnedTicket& ticket) {
+void Tickets::end_look(OwnedTicket& ticket) {
     ticket.looking = false;
     if (auto room = rooms_.find(ticket.room_id); room != nullptr) {
         room->state = RoomState::waiting;
     }
-    schedule_wait_search(ticket);
+    schedule_look(ticket);
 }
 
 // Two waiting tickets whose wait searches found each other send each other a join at once, each
@@ -281,7 +296,7 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
             ticket.candidates.push_back(Candidate{TicketId(room_id), *node});
         }
     }
-    if (ticket.candidates.empty() && !ticket.looking) {
+    if (ticket.candidates.empty()) {
         ++ticket.empty_searches;
     }
     spread_candidates(ticket);
@@ -307,18 +322,31 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
     }
     // This search found no room to join.
     if (ticket.looking) {
-        end_wait_search(ticket);
+        end_look(ticket);
         return;
     }
     ++ticket.searches;
-    const bool out_of_tries = ticket.searches >= ticket.params.search_tries;
-    const bool out_of_empty =
-        ticket.params.empty_searches > 0 && ticket.empty_searches >= ticket.params.empty_searches;
-    if (out_of_tries || out_of_empty) {
-        start_waiting(ticket);
-    } else {
-        schedule_search(ticket, ticket.params.search_interval);
+    // Findable at once, rather than after another interval. A ticket whose search found no room
+    // at all may have run it at the same moment as another that found nothing either and is
+    // becoming findable too, so it looks again right away: its room's items were sent before
+    // that look, and the other's before its own, so unless both were still on their way one
+    // finds the other; two that find each other make one room (yield_to_crossed_join). (Rooms
+    // found taken mean searchers are busy in these buckets: one will come.)
+    // The looks of a burst's tickets, which all found nothing at once, are spread over a
+    // quarter of the search interval: each closes its room while it tries a join, and looks all
+    // at the same moment would mostly find each other's rooms closed.
+    start_waiting(ticket);
+    if (!ticket.candidates.empty() || ticket.backfill) {
+        schedule_look(ticket);
+        return;
     }
+    const Duration spread(std::uniform_int_distribution<Duration::rep>(
+        0, std::chrono::duration_cast<Duration>(ticket.params.search_interval / 4).count())(random_));
+    context_.scheduler.run_after(spread, [this, alive = context_.alive, id = ticket.id] {
+        if (*alive) {
+            run_look(id, Look::confirming);
+        }
+    });
 }
 
 void Tickets::send_join(const TicketId& id) {
@@ -462,7 +490,6 @@ void Tickets::start_waiting(OwnedTicket& ticket) {
         room->state = ticket.backfill ? RoomState::backfill : RoomState::waiting;
     }
     refresh_items(ticket.id);
-    schedule_wait_search(ticket);
 }
 
 void Tickets::refresh_items(const TicketId& id) {

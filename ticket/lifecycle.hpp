@@ -76,9 +76,14 @@ private:
     void schedule_search(OwnedTicket& ticket, Duration delay);
     void run_search(const TicketId& id);
     void start_search(OwnedTicket& ticket);
-    void schedule_wait_search(const OwnedTicket& ticket);
-    void run_wait_search(const TicketId& id);
-    void end_wait_search(OwnedTicket& ticket);
+    void schedule_look(const OwnedTicket& ticket);
+    // A waiting ticket's search: right after its search found nothing (confirming), or on its
+    // schedule (counted as a try or as a wait search).
+    enum class Look : std::uint8_t { confirming, scheduled };
+    void run_look(const TicketId& id, Look look);
+    void end_look(OwnedTicket& ticket);
+    // Searches at the search interval it still has (searchTries, emptySearches).
+    [[nodiscard]] static bool has_tries_left(const OwnedTicket& ticket);
     // Whether the ticket's own room holds its party and nobody else (it may still move).
     [[nodiscard]] bool alone_in_room(const OwnedTicket& ticket) const;
     void on_search_results(const TicketId& id, matching::SearchOutcome outcome);

@@ -46,11 +46,13 @@ struct TicketParams {
     std::chrono::seconds ticket_duration{10};
     std::chrono::milliseconds search_interval{300};
     std::chrono::seconds timeout_extension_on_match_join{0};
-    std::uint8_t search_tries = 4;    // searches without a match before waiting
-    std::uint8_t empty_searches = 0;  // searches finding nothing before waiting (0: no limit)
-    // Searches a waiting ticket makes for other waiting rooms while it is alone in its room,
-    // the first after it has waited wait_search_after, the next as long again (0: it only waits,
-    // as in the reference model).
+    // Searches a search_interval apart: the first before the ticket waits (findable), the others
+    // while it waits alone in its room; 0: it only waits. A search that found no room at all is
+    // followed at once by one more that counts as none (see ticket/README.md).
+    std::uint8_t search_tries = 4;
+    std::uint8_t empty_searches = 0;  // searches finding nothing before it stops (0: no limit)
+    // Searches a waiting ticket makes for other waiting rooms while it is alone in its room once
+    // its tries are spent, wait_search_after apart (0: none).
     std::uint8_t wait_searches = 1;
     std::chrono::milliseconds wait_search_after{1000};
     std::uint8_t how_many = 20;  // search results considered per search
