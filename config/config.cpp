@@ -475,6 +475,56 @@ void parse_randomize(const nlohmann::json& randomize, const std::string& at,
                    integer_in(0, 3600));
 }
 
+// Each step names a later time than the one before, and only limits the type has.
+std::vector<RelaxStep> parse_relax(const nlohmann::json& section, const std::string& path,
+                                   const TicketTypeConfig& type) {
+    if (!section.is_array() || section.empty() || section.size() > 8) {
+        reject(path, "must be an array of 1 to 8 steps");
+    }
+    std::vector<RelaxStep> steps;
+    for (std::size_t i = 0; i < section.size(); ++i) {
+        const std::string at = fmt::format("{}[{}]", path, i);
+        const nlohmann::json& entry = section[i];
+        expect_object(entry, at,
+                      {"afterSeconds", "maxDifference", "searchSpread", "maxTeamDifference",
+                       "minMembers"});
+        if (!entry.contains("afterSeconds")) {
+            reject(at, "needs afterSeconds");
+        }
+        RelaxStep step;
+        step.after_seconds = static_cast<int>(read_integer(
+            entry["afterSeconds"], child_path(at, "afterSeconds"),
+            steps.empty() ? 1 : steps.back().after_seconds + 1, ticket_duration_max_seconds));
+        const auto limit = [&](const char* key, const char* needs, bool present) {
+            std::optional<std::int64_t> value;
+            if (entry.contains(key)) {
+                if (!present) {
+                    reject(child_path(at, key), fmt::format("needs {} on the ticket type", needs));
+                }
+                value = read_integer(entry[key], child_path(at, key), 0, 1000000000);
+            }
+            return value;
+        };
+        step.max_difference = limit("maxDifference", "allowMatch", type.allow_match.has_value());
+        step.search_spread = limit("searchSpread", "properties", !type.properties.empty());
+        step.max_team_difference = limit("maxTeamDifference", "teams", type.teams.has_value());
+        if (auto members = limit("minMembers", "completeWhen", type.complete_when.has_value())) {
+            if (*members < 1 || *members > type.max_members) {
+                reject(child_path(at, "minMembers"),
+                       fmt::format("must be 1 to maxMembers ({})", type.max_members));
+            }
+            step.min_members = static_cast<int>(*members);
+        }
+        if (!step.max_difference && !step.search_spread && !step.max_team_difference &&
+            !step.min_members) {
+            reject(at, "relaxes nothing: name maxDifference, searchSpread, maxTeamDifference or "
+                       "minMembers");
+        }
+        steps.push_back(step);
+    }
+    return steps;
+}
+
 // Each shared value is written into the ticket's tags ("<tag>/<name>=<value>"), which must
 // stay within a tag's length whatever the value.
 void check_same_value_fits(const TicketTypeConfig& type, const std::string& at) {
@@ -499,7 +549,8 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
                   {"name", "profiles", "tags", "properties", "maxMembers", "ticketDurationSeconds",
                    "searchIntervalMs", "searchTries", "emptySearches", "waitSearches",
                    "waitSearchAfterMs", "howMany", "timeoutExtensionSeconds", "allowMatch",
-                   "completeWhen", "randomize", "values", "partySize", "teams", "sameValue"});
+                   "completeWhen", "randomize", "values", "partySize", "teams", "sameValue",
+                   "relax"});
     TicketTypeConfig type;
     type.name = key;
     optional_field(section, path, "name", type.name,
@@ -545,6 +596,9 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
         type.same_value = read_names(section["sameValue"], child_path(path, "sameValue"), 4, false);
         check_same_value_fits(type, child_path(path, "sameValue"));
     }
+    if (section.contains("relax")) {
+        type.relax = parse_relax(section["relax"], child_path(path, "relax"), type);
+    }
     if (type.teams) {
         const int largest = type.party_max == 0 ? type.teams->size : type.party_max;
         if (largest > type.teams->size) {
@@ -581,15 +635,25 @@ void check_against_limits(const TicketTypeConfig& type, const LimitsConfig& limi
     }
     // Searched values: the player's own and up to (rangeValuesMax - 1) / 2 widths each side.
     const auto& widths = profiles.at(type.profiles.front());
-    for (const auto& [name, rule] : type.properties) {
+    const auto check_spread = [&](std::int64_t spread, const std::string& name,
+                                  const std::string& at) {
         const std::int64_t width = std::max<std::int64_t>(widths.at(name), 1);
         const std::int64_t steps_max = (limits.range_values_max - 1) / 2;
-        if (rule.search_spread / width > steps_max) {
-            reject(child_path(child_path(child_path(path, "properties"), name), "searchSpread"),
-                   fmt::format("{} reaches {} buckets of {} each side, but limits.rangeValuesMax "
-                               "({}) allows {}: at most {}",
-                               rule.search_spread, rule.search_spread / width, width,
-                               limits.range_values_max, steps_max, steps_max * width));
+        if (spread / width > steps_max) {
+            reject(at, fmt::format("{} reaches {} buckets of {} each side, but "
+                                   "limits.rangeValuesMax ({}) allows {}: at most {}",
+                                   spread, spread / width, width, limits.range_values_max,
+                                   steps_max, steps_max * width));
+        }
+    };
+    for (const auto& [name, rule] : type.properties) {
+        check_spread(rule.search_spread, name,
+                     child_path(child_path(child_path(path, "properties"), name), "searchSpread"));
+        for (std::size_t i = 0; i < type.relax.size(); ++i) {
+            if (type.relax[i].search_spread) {
+                check_spread(*type.relax[i].search_spread, name,
+                             fmt::format("{}[{}].searchSpread", child_path(path, "relax"), i));
+            }
         }
     }
 }

@@ -130,6 +130,17 @@ struct TeamsRule {
     bool operator==(const TeamsRule&) const = default;
 };
 
+// Limits a ticket relaxes once it has waited `after_seconds`: each step changes the limits it
+// names, the others stay as the steps before left them.
+struct RelaxStep {
+    int after_seconds = 0;
+    std::optional<std::int64_t> max_difference;       // allowMatch.maxDifference
+    std::optional<std::int64_t> search_spread;        // every property's searchSpread
+    std::optional<std::int64_t> max_team_difference;  // teams.maxTeamDifference
+    std::optional<int> min_members;                   // completeWhen.minMembers
+    bool operator==(const RelaxStep&) const = default;
+};
+
 // The longest tag a key may carry (the store's limit; node/ checks that the two agree).
 inline constexpr std::size_t tag_bytes_max = 64;
 
@@ -164,6 +175,7 @@ struct TicketTypeConfig {
     // Player values every member of a match shares (e.g. a region): each becomes part of the
     // ticket's tags, so a search never meets a room with another value.
     std::vector<std::string> same_value;
+    std::vector<RelaxStep> relax;  // in order of after_seconds
     // Per-ticket random spread (+-) of the interval, tries and duration, so tickets interleave.
     int randomize_search_interval_ms = 0;
     int randomize_search_tries = 0;

@@ -223,4 +223,5 @@ struct MatchSide {
 struct MatchQuality {
   spread @0 :Int64;                  # highest rating minus lowest (the type's rating value)
   sideDifference @1 :Float64;        # highest side rating minus lowest; 0 without teams
+  relaxStep @2 :Int8 = -1;           # the ticket type's relax step in force; -1: none
 }

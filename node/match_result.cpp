@@ -45,8 +45,9 @@ ticket::TeamRules team_rules(const config::TeamsRule& teams) {
 }
 
 MatchResult match_result(const std::string& room_id, const config::TicketTypeConfig& type,
-                         const std::vector<ticket::Member>& members) {
+                         const std::vector<ticket::Member>& members, const RelaxedLimits& limits) {
     MatchResult result;
+    result.relax_step = limits.step;
     result.room_id = room_id;
     result.ticket_type = static_cast<ticket::TicketType>(type.type);
     for (const ticket::Member& member : members) {
@@ -66,7 +67,8 @@ MatchResult match_result(const std::string& room_id, const config::TicketTypeCon
     if (!type.teams) {
         return result;
     }
-    const ticket::TeamRules rules = team_rules(*type.teams);
+    ticket::TeamRules rules = team_rules(*type.teams);
+    rules.max_team_difference = limits.max_team_difference;
     std::vector<std::size_t> firsts;
     const auto parties = ticket::parties_of(members, {}, rules, &firsts);
     const auto split = ticket::split_teams(parties, rules);
@@ -113,6 +115,7 @@ ticket::Bytes encode_match_result(const MatchResult& result) {
     auto quality = root.initQuality();
     quality.setSpread(result.spread);
     quality.setSideDifference(result.side_difference);
+    quality.setRelaxStep(static_cast<std::int8_t>(result.relax_step));
     auto words = capnp::messageToFlatArray(message);
     auto bytes = words.asBytes();
     return ticket::Bytes(bytes.begin(), bytes.end());
@@ -145,6 +148,7 @@ std::expected<MatchResult, std::string> decode_match_result(const ticket::Bytes&
         }
         result.spread = root.getQuality().getSpread();
         result.side_difference = root.getQuality().getSideDifference();
+        result.relax_step = root.getQuality().getRelaxStep();
         return result;
     } catch (const kj::Exception& error) {
         return std::unexpected(std::string(error.getDescription().cStr()));

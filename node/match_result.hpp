@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "node/relaxed_limits.hpp"
 #include "ticket/callbacks.hpp"
 #include "ticket/teams.hpp"
 
@@ -32,16 +33,19 @@ struct MatchResult {
     std::vector<MatchSide> sides;
     std::int64_t spread = 0;
     double side_difference = 0;
+    int relax_step = -1;  // the relax step in force for the room's ticket; -1: none
 };
 
 // The team rules of a configured team type.
 [[nodiscard]] ticket::TeamRules team_rules(const config::TeamsRule& teams);
 
-// The result for a room's members under the type's rules: for a team type, the split with the
-// least difference between sides (rooms are admitted only while one exists).
+// The result for a room's members under the type's rules and the limits in force: for a team
+// type, the split with the least difference between sides (rooms are admitted only while one
+// exists).
 [[nodiscard]] MatchResult match_result(const std::string& room_id,
                                        const config::TicketTypeConfig& type,
-                                       const std::vector<ticket::Member>& members);
+                                       const std::vector<ticket::Member>& members,
+                                       const RelaxedLimits& limits);
 
 [[nodiscard]] ticket::Bytes encode_match_result(const MatchResult& result);
 [[nodiscard]] std::expected<MatchResult, std::string> decode_match_result(

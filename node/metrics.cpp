@@ -102,6 +102,21 @@ void Metrics::register_tickets(prometheus::Registry& registry) {
              .Register(registry)
              .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                               0.5, 1, 2.5, 5, 10, 30});
+    match_spread_ = &prometheus::BuildHistogram()
+                         .Name("matchmesh_match_spread")
+                         .Help("Highest rating minus lowest in a match completed here, by ticket "
+                               "type (the type's rating value)")
+                         .Register(registry);
+    side_difference_ = &prometheus::BuildHistogram()
+                            .Name("matchmesh_match_side_difference")
+                            .Help("Highest side rating minus lowest in a team match completed "
+                                  "here, by ticket type")
+                            .Register(registry);
+    matches_relaxed_ = &prometheus::BuildCounter()
+                            .Name("matchmesh_matches_relaxed_total")
+                            .Help("Matches completed here with a relax step in force, by ticket "
+                                  "type")
+                            .Register(registry);
 }
 
 void Metrics::register_node(prometheus::Registry& registry) {
@@ -205,6 +220,21 @@ void Metrics::observe_time_to_match(double seconds) {
 
 void Metrics::observe_mesh_round_trip(double seconds) {
     round_trip_->Observe(seconds);
+}
+
+void Metrics::observe_match(int ticket_type, double spread, std::optional<double> side_difference,
+                            bool relaxed) {
+    // Rating units: a few buckets either side of typical limits (100-400).
+    static const prometheus::Histogram::BucketBoundaries rating_buckets{
+        0, 10, 25, 50, 100, 200, 400, 800, 1600};
+    const prometheus::Labels type{{"ticket_type", std::to_string(ticket_type)}};
+    match_spread_->Add(type, rating_buckets).Observe(spread);
+    if (side_difference) {
+        side_difference_->Add(type, rating_buckets).Observe(*side_difference);
+    }
+    if (relaxed) {
+        matches_relaxed_->Add(type).Increment();
+    }
 }
 
 double read_metric(const std::string& admin, const std::string& sample) {

@@ -10,6 +10,7 @@
 #include <expected>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace prometheus {  // kept out of the node's public headers
@@ -61,6 +62,10 @@ public:
     void update(const MetricsSnapshot& snapshot);
     void observe_time_to_match(double seconds);
     void observe_mesh_round_trip(double seconds);
+    // One match completed by a room held here: its spread and the difference between its sides
+    // (team types), by ticket type, and whether a relax step was in force.
+    void observe_match(int ticket_type, double spread, std::optional<double> side_difference,
+                       bool relaxed);
 
 private:
     Metrics() = default;
@@ -93,6 +98,9 @@ private:
     prometheus::Gauge* cpu_ = nullptr;
     prometheus::Histogram* time_to_match_ = nullptr;
     prometheus::Histogram* round_trip_ = nullptr;
+    prometheus::Family<prometheus::Histogram>* match_spread_ = nullptr;
+    prometheus::Family<prometheus::Histogram>* side_difference_ = nullptr;
+    prometheus::Family<prometheus::Counter>* matches_relaxed_ = nullptr;
     prometheus::Family<prometheus::Counter>* rejected_ = nullptr;
     MetricsSnapshot seen_;
 };

@@ -114,30 +114,75 @@ void ConfiguredTicketTypes::forget(const UserId& user, ticket::TicketType type) 
     }
 }
 
-// If nobody else joins within the wait, the ticket completes with whoever is there. The wait
-// belongs to this ticket: it is canceled when the ticket ends, and a later ticket of the same
-// user has a wait of its own.
-void ConfiguredTicketTypes::wait_to_complete(const UserId& owner, ticket::TicketType type,
-                                             config::CompleteWhenRule rule,
-                                             ticket::TicketService& tickets) {
-    Issued& issued = issued_[{owner, type}];
+// The ticket's start, for completeWhen and relax; and with completeWhen its check: if nobody
+// else joins within the wait, the ticket completes with whoever is there. Both belong to this
+// ticket: they are dropped when it ends, and a later ticket of the same user has its own.
+void ConfiguredTicketTypes::remember_issue(const UserId& owner,
+                                           const config::TicketTypeConfig& type,
+                                           ticket::TicketService& tickets) {
+    const auto ticket_type = static_cast<ticket::TicketType>(type.type);
+    Issued& issued = issued_[{owner, ticket_type}];
     scheduler_.cancel(issued.complete_timer);  // a previous ticket's, if its end went unheard
+    issued.complete_timer = 0;
     issued.at = scheduler_.now();
-    const std::uint64_t serial = ++issued_count_;
-    issued.serial = serial;
+    issued.serial = ++issued_count_;
+    if (type.complete_when) {
+        check_completion_after(owner, type, std::chrono::seconds(type.complete_when->after_seconds),
+                               tickets);
+    }
+}
+
+// At `waited` the ticket completes if it has the members the limits then in force ask for; if
+// not, a later relax step that lowers minMembers looks again.
+void ConfiguredTicketTypes::check_completion_after(const UserId& owner,
+                                                   const config::TicketTypeConfig& type,
+                                                   Duration waited,
+                                                   ticket::TicketService& tickets) {
+    const auto ticket_type = static_cast<ticket::TicketType>(type.type);
+    Issued& issued = issued_.at({owner, ticket_type});
+    const std::uint64_t serial = issued.serial;
+    const auto* rules = &type;
     issued.complete_timer = scheduler_.run_after(
-        std::chrono::seconds(rule.after_seconds), [this, &tickets, owner, type, rule, serial] {
-            auto current = issued_.find({owner, type});
+        issued.at + waited - scheduler_.now(), [this, &tickets, owner, rules, ticket_type, serial] {
+            auto current = issued_.find({owner, ticket_type});
             if (current == issued_.end() || current->second.serial != serial) {
                 return;  // that ticket ended
             }
             current->second.complete_timer = 0;
-            auto members = tickets.get_ticket_member_ids(type, owner);
-            if (tickets.has_ticket(type, owner) && members &&
-                members->size() >= static_cast<std::size_t>(rule.min_members)) {
-                (void)tickets.mark_ticket_as_complete(type, owner);
+            auto members = tickets.get_ticket_member_ids(ticket_type, owner);
+            if (tickets.has_ticket(ticket_type, owner) && members &&
+                completes(*rules, owner, members->size())) {
+                (void)tickets.mark_ticket_as_complete(ticket_type, owner);
+                return;
+            }
+            const Duration now_waited = scheduler_.now() - current->second.at;
+            for (const config::RelaxStep& step : rules->relax) {
+                if (step.min_members && std::chrono::seconds(step.after_seconds) > now_waited) {
+                    check_completion_after(owner, *rules, std::chrono::seconds(step.after_seconds),
+                                           tickets);
+                    return;
+                }
             }
         });
+}
+
+bool ConfiguredTicketTypes::completes(const config::TicketTypeConfig& type, const UserId& owner,
+                                      std::size_t members) const {
+    auto issued = issued_.find({owner, static_cast<ticket::TicketType>(type.type)});
+    if (issued == issued_.end() || !type.complete_when) {
+        return false;
+    }
+    const Duration waited = scheduler_.now() - issued->second.at;
+    const auto minimum = limits_in_force(type, waited).min_members;
+    return waited >= std::chrono::seconds(type.complete_when->after_seconds) && minimum &&
+           members >= static_cast<std::size_t>(*minimum);
+}
+
+RelaxedLimits ConfiguredTicketTypes::in_force(const config::TicketTypeConfig& type,
+                                              const UserId& owner) const {
+    auto issued = issued_.find({owner, static_cast<ticket::TicketType>(type.type)});
+    return limits_in_force(type, issued == issued_.end() ? Duration(0)
+                                                         : scheduler_.now() - issued->second.at);
 }
 
 void ConfiguredTicketTypes::forget(const UserId& user) {
@@ -148,6 +193,23 @@ void ConfiguredTicketTypes::forget(const UserId& user) {
 
 std::int64_t ConfiguredTicketTypes::spread(int amount) {
     return amount <= 0 ? 0 : std::uniform_int_distribution<std::int64_t>(-amount, amount)(random_);
+}
+
+// value, value - w, value + w, value - 2w, ...: the nearest buckets first, up to `spread` away.
+std::vector<std::int64_t> ConfiguredTicketTypes::search_values(std::int64_t value,
+                                                                std::int64_t spread,
+                                                                std::int64_t width) const {
+    width = std::max<std::int64_t>(width, 1);
+    std::vector<std::int64_t> values;
+    const auto steps = static_cast<std::size_t>(std::max<std::int64_t>(spread, 0) / width);
+    values.reserve(std::min(range_values_max_, 1 + 2 * steps));
+    values.push_back(value);
+    for (std::int64_t offset = width; offset <= spread && values.size() + 2 <= range_values_max_;
+         offset += width) {
+        values.push_back(value - offset);
+        values.push_back(value + offset);
+    }
+    return values;
 }
 
 ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeConfig& type,
@@ -180,17 +242,22 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
                 }
             }
         }
-        // value, value - w, value + w, value - 2w, ...: the nearest buckets first.
-        auto& search = params.search_properties[property];
-        const auto steps = static_cast<std::size_t>(std::max<std::int64_t>(rule.search_spread, 0) /
-                                                    std::max<std::int64_t>(width, 1));
-        search.reserve(std::min(range_values_max_, 1 + 2 * steps));
-        search.push_back(value);
-        for (std::int64_t offset = width;
-             offset <= rule.search_spread && search.size() + 2 <= range_values_max_;
-             offset += width) {
-            search.push_back(value - offset);
-            search.push_back(value + offset);
+        params.search_properties[property] = search_values(value, rule.search_spread, width);
+        std::optional<std::int64_t> spread;
+        for (const config::RelaxStep& step : type.relax) {
+            spread = step.search_spread ? step.search_spread : spread;
+            if (!step.search_spread) {
+                continue;  // this step widens no search
+            }
+            auto found = std::find_if(
+                params.search_steps.begin(), params.search_steps.end(),
+                [&](const ticket::SearchStep& s) { return s.after.count() == step.after_seconds * 1000; });
+            if (found == params.search_steps.end()) {
+                params.search_steps.push_back(
+                    ticket::SearchStep{std::chrono::seconds(step.after_seconds), {}});
+                found = std::prev(params.search_steps.end());
+            }
+            found->search_properties[property] = search_values(value, *spread, width);
         }
     }
     params.max_members = static_cast<std::uint8_t>(type.max_members);
@@ -216,47 +283,55 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
                                                        ticket::TicketService& tickets) {
     ticket::Callbacks callbacks;
     const auto ticket_type = static_cast<ticket::TicketType>(type.type);
-    callbacks.on_issue_ticket = [this, type, ticket_type, &tickets](const ticket::User& owner) {
-        if (type.complete_when) {
-            wait_to_complete(owner.id, ticket_type, *type.complete_when, tickets);
+    const auto* rules = &type;  // lives in types_ as long as this object
+    callbacks.on_issue_ticket = [this, rules, ticket_type, &tickets](const ticket::User& owner) {
+        if (rules->complete_when || !rules->relax.empty()) {
+            remember_issue(owner.id, *rules, tickets);
         }
-        auto params = params_for(type, owner);
+        auto params = params_for(*rules, owner);
         application_data_.erase({owner.id, ticket_type});  // it travels with this ticket only
         return std::optional(std::move(params));
     };
     if (type.allow_match) {
-        const auto [value, max_difference] = *type.allow_match;
-        callbacks.allow_match_if = [value, max_difference](const ticket::TicketProperties&,
-                                                           const ticket::User* owner,
-                                                           const ticket::User* candidate) {
+        callbacks.allow_match_if = [this, rules](const ticket::TicketProperties&,
+                                                 const ticket::User* owner,
+                                                 const ticket::User* candidate) {
             if (owner == nullptr || candidate == nullptr) {
                 return false;
             }
+            const std::string& value = rules->allow_match->value;
             auto a = integer_of(owner->data, value);
             auto b = integer_of(candidate->data, value);
-            return a && b && std::llabs(*a - *b) <= max_difference;
+            const auto limit = in_force(*rules, owner->id).max_difference;
+            return a && b && limit && std::llabs(*a - *b) <= *limit;
         };
     }
     if (type.teams) {
-        callbacks.allow_party_if = ticket::team_admission(team_rules(*type.teams));
+        callbacks.allow_party_if = [this, rules](const std::vector<ticket::Member>& members,
+                                                 const std::vector<ticket::SharedUser>& party) {
+            ticket::TeamRules now = team_rules(*rules->teams);
+            if (!members.empty()) {
+                now.max_team_difference = in_force(*rules, members.front().user->id).max_team_difference;
+            }
+            return ticket::can_still_form(ticket::parties_of(members, party, now), now);
+        };
     }
-    callbacks.on_match_complete = [type](const std::string& room_id,
-                                         const std::vector<ticket::Member>& members,
-                                         const ticket::User*) {
-        return encode_match_result(match_result(room_id, type, members));
+    callbacks.on_match_complete = [this, rules](const std::string& room_id,
+                                                const std::vector<ticket::Member>& members,
+                                                const ticket::User*) {
+        const RelaxedLimits limits =
+            members.empty() ? RelaxedLimits{} : in_force(*rules, members.front().user->id);
+        const MatchResult result = match_result(room_id, *rules, members, limits);
+        if (match_observer_) {
+            match_observer_(result);
+        }
+        return encode_match_result(result);
     };
     if (type.complete_when) {
-        const auto [min_members, after] = *type.complete_when;
-        callbacks.on_ticket_match = [this, ticket_type, min_members, after](
-                                        const ticket::TicketView&, const ticket::User*,
-                                        const ticket::User* owner, const std::string&,
-                                        const std::vector<UserId>& members) {
-            if (owner == nullptr || members.size() < static_cast<std::size_t>(min_members)) {
-                return false;
-            }
-            auto issued = issued_.find({owner->id, ticket_type});
-            return issued != issued_.end() &&
-                   scheduler_.now() - issued->second.at >= std::chrono::seconds(after);
+        callbacks.on_ticket_match = [this, rules](const ticket::TicketView&, const ticket::User*,
+                                                  const ticket::User* owner, const std::string&,
+                                                  const std::vector<UserId>& members) {
+            return owner != nullptr && completes(*rules, owner->id, members.size());
         };
     }
     return callbacks;

@@ -9,6 +9,8 @@
 // - randomize: each ticket's interval, tries and duration spread by up to +- the given amounts;
 // - sameValue: the named values become part of the ticket's tags, so that only players who
 //   share them meet;
+// - relax: steps that widen the search and relax allowMatch, maxTeamDifference and completeWhen's
+//   minMembers as the ticket waits (node/relaxed_limits.hpp);
 // - teams: parties join a room only while it can still be split into sides within the limits
 //   (ticket/teams.hpp);
 // and every member's 220 carries the match: the roster, the sides and the quality
@@ -22,6 +24,8 @@
 #include "config/config.hpp"
 #include "matching/profile.hpp"
 #include "mesh/scheduler.hpp"
+#include "node/match_result.hpp"
+#include "node/relaxed_limits.hpp"
 #include "ticket/service.hpp"
 
 namespace matchmesh::node {
@@ -50,6 +54,11 @@ public:
     void forget(const UserId& user, ticket::TicketType type);
     void forget(const UserId& user);
 
+    // Hears every match a room held here completes, with its quality (for metrics).
+    void set_match_observer(std::function<void(const MatchResult&)> observer) {
+        match_observer_ = std::move(observer);
+    }
+
     // The parameters a player with these values gets (exposed for tests).
     [[nodiscard]] ticket::TicketParams params_for(const config::TicketTypeConfig& type,
                                                   const ticket::User& owner);
@@ -58,10 +67,21 @@ private:
     ticket::Callbacks callbacks_for(const config::TicketTypeConfig& type,
                                     ticket::TicketService& tickets);
     [[nodiscard]] std::int64_t spread(int amount);
-    void wait_to_complete(const UserId& owner, ticket::TicketType type,
-                          config::CompleteWhenRule rule, ticket::TicketService& tickets);
+    [[nodiscard]] std::vector<std::int64_t> search_values(std::int64_t value,
+                                                          std::int64_t spread,
+                                                          std::int64_t width) const;
+    void remember_issue(const UserId& owner, const config::TicketTypeConfig& type,
+                        ticket::TicketService& tickets);
+    void check_completion_after(const UserId& owner, const config::TicketTypeConfig& type,
+                                Duration waited, ticket::TicketService& tickets);
+    // Whether completeWhen completes the owner's ticket with this many members now.
+    [[nodiscard]] bool completes(const config::TicketTypeConfig& type, const UserId& owner,
+                                 std::size_t members) const;
+    // The limits in force for the owner's ticket of this type, by how long it has waited.
+    [[nodiscard]] RelaxedLimits in_force(const config::TicketTypeConfig& type,
+                                         const UserId& owner) const;
 
-    // A ticket issued under completeWhen: when, and its wait.
+    // A ticket issued under completeWhen or relax: when, and its completion check.
     struct Issued {
         Time at{};
         std::uint64_t serial = 0;  // which issue of the user's tickets of this type
@@ -76,6 +96,7 @@ private:
     std::map<std::pair<UserId, ticket::TicketType>, Issued> issued_;
     std::uint64_t issued_count_ = 0;
     std::mt19937_64 random_;  // the randomize policy's spreads
+    std::function<void(const MatchResult&)> match_observer_;
 };
 
 }  // namespace matchmesh::node

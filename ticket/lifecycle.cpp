@@ -41,6 +41,11 @@ TicketSettings Tickets::settle(TicketParams params) {
     if (shared == names_.end()) {
         shared = names_.insert(std::make_shared<const TicketNames>(std::move(names))).first;
     }
+    std::unique_ptr<const SearchSteps> steps;
+    if (!params.search_steps.empty()) {
+        steps = std::make_unique<const SearchSteps>(
+            SearchSteps{context_.scheduler.now(), std::move(params.search_steps)});
+    }
     return TicketSettings{*shared,
                           std::move(params.add_properties),
                           std::move(params.search_properties),
@@ -52,7 +57,8 @@ TicketSettings Tickets::settle(TicketParams params) {
                           params.search_tries,
                           params.empty_searches,
                           params.wait_searches,
-                          params.how_many};
+                          params.how_many,
+                          std::move(steps)};
 }
 
 Result<OwnedTicket*> Tickets::create(TicketType type, SharedUser owner, std::vector<User> party,
@@ -181,7 +187,7 @@ void Tickets::start_search(OwnedTicket& ticket) {
     ++context_.counters.searches;
     auto started = context_.matching.search_with_range_with_tags(
         ticket.params.names->search_profiles, ticket.params.names->tags,
-        ticket.params.search_properties, ticket.params.how_many,
+        ticket.params.searching_now(context_.scheduler.now()), ticket.params.how_many,
         [this, alive = context_.alive, id = ticket.id](matching::SearchOutcome outcome) {
             if (*alive) {
                 on_search_results(id, std::move(outcome));

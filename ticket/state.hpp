@@ -68,6 +68,12 @@ struct TicketNames {
     friend auto operator<=>(const TicketNames&, const TicketNames&) = default;
 };
 
+// A ticket's wider searches as it waits, kept out of line: most tickets have none.
+struct SearchSteps {
+    Time started{};
+    std::vector<SearchStep> steps;
+};
+
 // What a ticket keeps of its TicketParams: its own values, and its shared names.
 struct TicketSettings {
     std::shared_ptr<const TicketNames> names;
@@ -82,6 +88,20 @@ struct TicketSettings {
     std::uint8_t empty_searches = 0;
     std::uint8_t wait_searches = 0;
     std::uint8_t how_many = 0;
+    std::unique_ptr<const SearchSteps> search_steps;
+
+    // The search properties in force `now`: the last step begun, else the first ones.
+    [[nodiscard]] const matching::RangeProperties& searching_now(Time now) const {
+        if (search_steps) {
+            for (auto step = search_steps->steps.rbegin(); step != search_steps->steps.rend();
+                 ++step) {
+                if (now - search_steps->started >= step->after) {
+                    return step->search_properties;
+                }
+            }
+        }
+        return search_properties;
+    }
 };
 
 struct Candidate {

@@ -84,6 +84,37 @@ std::vector<std::string> tags_of(const TicketParams& params) {
     return params.tags.empty() ? std::vector<std::string>{""} : params.tags;
 }
 
+namespace {
+
+// Each step's searches must be computable with the ticket's profiles, like its first ones.
+Result<void> validate_search_steps(const TicketParams& params,
+                                   const matching::ProfileRegistry& profiles) {
+    if (params.search_steps.size() > search_steps_max) {
+        return invalid(fmt::format("SearchSteps has {} steps, at most {} allowed",
+                                   params.search_steps.size(), search_steps_max));
+    }
+    std::chrono::milliseconds previous{0};
+    for (std::size_t i = 0; i < params.search_steps.size(); ++i) {
+        const SearchStep& step = params.search_steps[i];
+        if (step.after <= previous || step.after > ticket_duration_max) {
+            return invalid(fmt::format(
+                "SearchSteps[{}] starts after {} ms: steps must start later one by one, "
+                "after 0 and within {} s",
+                i, step.after.count(), ticket_duration_max.count()));
+        }
+        previous = step.after;
+        matching::SearchKeys keys;
+        if (auto ok = profiles.range_search_keys(search_profiles(params), tags_of(params),
+                                                 step.search_properties, keys);
+            !ok) {
+            return invalid(fmt::format("SearchSteps[{}]: {}", i, ok.error().message));
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
 Result<void> validate_params(const TicketParams& params, const ParamLimits& limits,
                              std::size_t party_size, const matching::ProfileRegistry& profiles) {
     if (add_profiles(params).empty() || search_profiles(params).empty()) {
@@ -146,7 +177,7 @@ Result<void> validate_params(const TicketParams& params, const ParamLimits& limi
         !ok) {
         return invalid(fmt::format("SearchProperties: {}", ok.error().message));
     }
-    return {};
+    return validate_search_steps(params, profiles);
 }
 
 TicketId make_ticket_id(std::uint64_t counter, std::uint64_t incarnation, const NodeId& node) {

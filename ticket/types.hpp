@@ -33,6 +33,15 @@ struct User {
 // A user as it was when it joined a ticket: one snapshot, shared by every record that needs it.
 using SharedUser = std::shared_ptr<const User>;
 
+// A wider search for a ticket that has waited: from `after` (since its start) on, its searches
+// use these search properties.
+struct SearchStep {
+    std::chrono::milliseconds after{};
+    matching::RangeProperties search_properties;
+};
+
+inline constexpr std::size_t search_steps_max = 8;
+
 // What a ticket looks for and offers (the reference's TicketParams).
 struct TicketParams {
     std::vector<std::string> profile_ids;         // to add to and search
@@ -56,6 +65,7 @@ struct TicketParams {
     std::uint8_t wait_searches = 1;
     std::chrono::milliseconds wait_search_after{1000};
     std::uint8_t how_many = 20;  // search results considered per search
+    std::vector<SearchStep> search_steps;  // in order of `after`; none: it never widens
 };
 
 // Bounds for ticket parameters, from config.

@@ -500,6 +500,16 @@ TEST_CASE_FIXTURE(ThreeNodes,
         CHECK(side.at("solo1") != side.at("pair-owner"));
         CHECK(result->side_difference == doctest::Approx(0));
     }
+    // The room's node (the pair owner's) exports the match's quality by ticket type.
+    CHECK(eventually(
+        [&] {
+            return node::read_metric(cluster.node(0).admin_address(),
+                                     R"(matchmesh_match_side_difference_count{ticket_type="4"})") ==
+                   1;
+        },
+        push_wait));
+    CHECK(node::read_metric(cluster.node(0).admin_address(),
+                            R"(matchmesh_match_spread_sum{ticket_type="4"})") == 40);
     check_no_errors_logged(cluster, 3);
 }
 

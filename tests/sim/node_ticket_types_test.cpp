@@ -24,6 +24,9 @@ constexpr ticket::TicketType ffa = 2;       // 4 seats; complete with 2 or more 
 constexpr ticket::TicketType ffa_wait = 3;  // 4 seats; completeWhen far away (30 s): only full
 constexpr ticket::TicketType two_v_two = 4;  // sides of 2; a pair plays +50; sides within 100
 constexpr ticket::TicketType regional = 5;   // 1v1 between players of one region only
+constexpr ticket::TicketType relaxed = 6;    // 1v1 within 100, then within 300 after 1 s
+constexpr ticket::TicketType few = 7;        // 4 seats; 3 after 1 s, then 2 after 2 s
+constexpr ticket::TicketType patient_2v2 = 8;  // as 2v2, sides within 200 after 1 s
 
 // Searches reach +-300 around the player's rating, so that players 110 apart find each other's
 // rooms and only allowMatch keeps them apart.
@@ -50,7 +53,22 @@ constexpr const char* types_config = R"({
         "ticketDurationSeconds": 4, "searchIntervalMs": 100, "searchTries": 3},
   "5": {"name": "regional", "profiles": ["RankMatch"], "maxMembers": 2, "sameValue": ["region"],
         "properties": {"rank": {"value": "rating", "searchSpread": 300}},
-        "ticketDurationSeconds": 2, "searchIntervalMs": 100, "searchTries": 3}}})";
+        "ticketDurationSeconds": 2, "searchIntervalMs": 100, "searchTries": 3},
+  "6": {"name": "relaxed", "profiles": ["RankMatch"], "tags": ["relaxed"], "maxMembers": 2,
+        "properties": {"rank": {"value": "rating", "searchSpread": 100}},
+        "allowMatch": {"value": "rating", "maxDifference": 100},
+        "relax": [{"afterSeconds": 1, "maxDifference": 300, "searchSpread": 300}],
+        "ticketDurationSeconds": 4, "searchIntervalMs": 100, "searchTries": 3},
+  "7": {"name": "few", "profiles": ["RankMatch"], "tags": ["few"], "maxMembers": 4,
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "completeWhen": {"minMembers": 3, "afterSeconds": 1},
+        "relax": [{"afterSeconds": 2, "minMembers": 2}],
+        "ticketDurationSeconds": 5, "searchIntervalMs": 100, "searchTries": 3},
+  "8": {"name": "patient-2v2", "profiles": ["RankMatch"], "tags": ["patient-2v2"],
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "teams": {"size": 2, "rating": "rating", "partyBonus": {"2": 50}, "maxTeamDifference": 100},
+        "relax": [{"afterSeconds": 1, "maxTeamDifference": 200}],
+        "ticketDurationSeconds": 4, "searchIntervalMs": 100, "searchTries": 3}}})";
 
 struct Heard {
     ticket::PushMessage message;
@@ -124,6 +142,21 @@ public:
         return cluster_.call(session, std::move(command));
     }
 
+    // A pair (pair-owner with pair-mate, at `pair`) starts a team ticket, then two solo players
+    // (at `solo1` and `solo2`), 300 ms apart, each on another node.
+    void start_pair_and_solos(ticket::TicketType type, int pair, int solo1, int solo2) {
+        auto owner = player(0, "pair-owner");
+        auto mate = player(1, "pair-mate");
+        auto first = player(2, "solo1");
+        auto second = player(1, "solo2");
+        REQUIRE(call(mate, AcceptPartyCommand{type, UserId("pair-owner")}));
+        start(owner, type, pair, {UserId("pair-mate")});  // the mate plays at the owner's rating
+        run(Duration(300));
+        start(first, type, solo1);
+        run(Duration(300));
+        start(second, type, solo2);
+    }
+
     void run(Duration duration) { cluster_.world().run_for(duration); }
     [[nodiscard]] Time now() { return cluster_.world().now(); }
 
@@ -132,7 +165,7 @@ public:
 private:
     static config::Config load() {
         auto loaded = config::load_string(types_config, "ticket types");
-        REQUIRE(loaded);
+        REQUIRE_MESSAGE(loaded, loaded.error().message);
         return *loaded;
     }
     static test_support::CoreCluster::Options options() {
@@ -289,16 +322,7 @@ TEST_CASE_FIXTURE(Fixture,
 TEST_CASE_FIXTURE(Fixture,
                   "node/ticket-types: a 2v2 with a party keeps the party on one side, and every "
                   "member's 220 carries the roster, the sides and the quality") {
-    auto owner = player(0, "pair-owner");
-    auto mate = player(1, "pair-mate");
-    auto solo1 = player(2, "solo1");
-    auto solo2 = player(1, "solo2");
-    REQUIRE(call(mate, AcceptPartyCommand{two_v_two, UserId("pair-owner")}));
-    start(owner, two_v_two, 1000, {UserId("pair-mate")});  // the mate plays at 1000 too, +50
-    run(Duration(300));
-    start(solo1, two_v_two, 1040);
-    run(Duration(300));
-    start(solo2, two_v_two, 1060);
+    start_pair_and_solos(two_v_two, 1000, 1040, 1060);  // the pair plays at 1050
     run(Duration(1000));
     std::string room;
     for (const char* name : {"pair-owner", "pair-mate", "solo1", "solo2"}) {
@@ -333,16 +357,7 @@ TEST_CASE_FIXTURE(Fixture,
 TEST_CASE_FIXTURE(Fixture,
                   "node/ticket-types: a 2v2 whose sides would differ by more than "
                   "maxTeamDifference does not complete") {
-    auto owner = player(0, "pair-owner");
-    auto mate = player(1, "pair-mate");
-    auto solo1 = player(2, "solo1");
-    auto solo2 = player(1, "solo2");
-    REQUIRE(call(mate, AcceptPartyCommand{two_v_two, UserId("pair-owner")}));
-    start(owner, two_v_two, 1000, {UserId("pair-mate")});
-    run(Duration(300));
-    start(solo1, two_v_two, 1200);
-    run(Duration(300));
-    start(solo2, two_v_two, 1200);  // the pair at 1050 against 1200: 150 apart
+    start_pair_and_solos(two_v_two, 1000, 1200, 1200);  // 1050 against 1200: 150 apart
     run(Duration(5000));
     for (const char* name : {"pair-owner", "pair-mate", "solo1", "solo2"}) {
         CAPTURE(name);
@@ -394,4 +409,76 @@ TEST_CASE_FIXTURE(Fixture,
     auto* refused = std::get_if<ReplyError>(&reply->body);
     REQUIRE(refused != nullptr);
     CHECK(refused->message.find("'region'") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a relax step widens the search and the room's admission "
+                  "once the ticket has waited, and the match records the step") {
+    auto low = player(0, "low");
+    auto high = player(1, "high");
+    const Time started = now();
+    start(low, relaxed, 1000);
+    run(Duration(200));
+    start(high, relaxed, 1250);  // 250 apart: beyond the first limits, within the relaxed ones
+    run(Duration(800));
+    CHECK(pushes.ends("low").empty());
+    CHECK(pushes.ends("high").empty());
+    run(Duration(1500));
+    for (const char* name : {"low", "high"}) {
+        CAPTURE(name);
+        const auto ends = pushes.ends(name);
+        REQUIRE(ends.size() == 1);
+        REQUIRE(ends[0].message.kind == PushKind::success);
+        CHECK(since(started, ends[0].at) >= Duration(1000));
+        auto result = decode_match_result(ends[0].message.payload);
+        REQUIRE(result.has_value());
+        CHECK(result->relax_step == 0);
+        CHECK(result->spread == 250);
+    }
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a relax step lowers completeWhen.minMembers once the ticket "
+                  "has waited") {
+    auto p1 = player(0, "p1");
+    auto p2 = player(1, "p2");
+    const Time started = now();
+    start(p1, few, 1000);
+    run(Duration(300));
+    start(p2, few, 1010);
+    run(Duration(1500));  // past afterSeconds, but two of the three asked for
+    CHECK(pushes.ends("p1").empty());
+    run(Duration(1000));
+    const auto ends = pushes.ends("p1");
+    REQUIRE(ends.size() == 1);
+    CHECK(ends[0].message.kind == PushKind::success);
+    CHECK(since(started, ends[0].at) >= Duration(2000));
+    CHECK(since(started, ends[0].at) <= Duration(2020));
+    REQUIRE(pushes.ends("p2").size() == 1);
+    auto result = decode_match_result(ends[0].message.payload);
+    REQUIRE(result.has_value());
+    CHECK(result->relax_step == 0);
+    CHECK(result->members.size() == 2);
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: a relax step widens maxTeamDifference once the room has "
+                  "waited") {
+    const Time started = now();
+    start_pair_and_solos(patient_2v2, 1000, 1200, 1200);  // 150 apart: refused for a second
+    run(Duration(300));
+    CHECK(pushes.ends("pair-owner").empty());
+    run(Duration(2500));
+    for (const char* name : {"pair-owner", "pair-mate", "solo1", "solo2"}) {
+        CAPTURE(name);
+        const auto ends = pushes.ends(name);
+        REQUIRE(ends.size() == 1);
+        REQUIRE(ends[0].message.kind == PushKind::success);
+        CHECK(since(started, ends[0].at) >= Duration(1000));
+        auto result = decode_match_result(ends[0].message.payload);
+        REQUIRE(result.has_value());
+        CHECK(result->relax_step == 0);
+        CHECK(result->side_difference == doctest::Approx(150));
+        REQUIRE(result->sides.size() == 2);
+    }
 }

@@ -327,6 +327,25 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: starting errors") {
     cluster.at(0).set_callbacks(5, invalid);
     CHECK(cluster.at(0).start_ticket(5, UserId("ann")).error().message ==
           "AddProperties on profile 'Nope': profile 'Nope' is not defined");
+    // Search steps must start later one by one, and search what the profiles allow.
+    invalid.on_issue_ticket = [](const User&) {
+        auto params = ranked_params(1500, 2);
+        params.search_steps = {SearchStep{std::chrono::seconds(2), {{"rank", {1500}}}},
+                               SearchStep{std::chrono::seconds(2), {{"rank", {1500}}}}};
+        return std::optional(params);
+    };
+    cluster.at(0).set_callbacks(6, invalid);
+    CHECK(cluster.at(0).start_ticket(6, UserId("ann")).error().message ==
+          "SearchSteps[1] starts after 2000 ms: steps must start later one by one, after 0 and "
+          "within 3600 s");
+    invalid.on_issue_ticket = [](const User&) {
+        auto params = ranked_params(1500, 2);
+        params.search_steps = {SearchStep{std::chrono::seconds(1), {{"level", {3}}}}};
+        return std::optional(params);
+    };
+    cluster.at(0).set_callbacks(7, invalid);
+    CHECK(cluster.at(0).start_ticket(7, UserId("ann")).error().message.starts_with(
+        "SearchSteps[0]: "));
 }
 
 // A searcher whose candidates were all taken after its search (here: five rooms canceled while

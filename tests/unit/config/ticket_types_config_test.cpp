@@ -187,6 +187,39 @@ TEST_CASE("config: sameValue names values all members share, within a tag's leng
                     "ticketTypes.1.sameValue", "more than the 64 a tag may have");
 }
 
+TEST_CASE("config: relax steps load in order, and each names only limits the type has") {
+    const std::string duel = R"("profiles": ["Duel"], "maxMembers": 4,
+        "properties": {"rank": {"value": "rating", "searchSpread": 200}},
+        "allowMatch": {"value": "rating", "maxDifference": 100},
+        "completeWhen": {"minMembers": 4, "afterSeconds": 5})";
+    auto loaded = load_string(with_types(R"({"1": {)" + duel + R"(, "relax": [
+        {"afterSeconds": 5, "maxDifference": 300, "searchSpread": 400},
+        {"afterSeconds": 10, "minMembers": 2}]}})"),
+                              "test.json");
+    REQUIRE_MESSAGE(loaded.has_value(), loaded.error().message);
+    const auto& relax = loaded->ticket_types.at(1).relax;
+    REQUIRE(relax.size() == 2);
+    CHECK(relax[0] == matchmesh::config::RelaxStep{5, 300, 400, std::nullopt, std::nullopt});
+    CHECK(relax[1] == matchmesh::config::RelaxStep{10, std::nullopt, std::nullopt, std::nullopt, 2});
+    const auto with_relax = [&](const std::string& steps) {
+        return with_types(R"({"1": {)" + duel + R"(, "relax": )" + steps + "}}");
+    };
+    expect_rejected(with_relax("[]"), "ticketTypes.1.relax", "1 to 8 steps");
+    expect_rejected(with_relax(R"([{"maxDifference": 3}])"), "ticketTypes.1.relax[0]",
+                    "needs afterSeconds");
+    expect_rejected(with_relax(R"([{"afterSeconds": 5, "maxDifference": 3},
+                                  {"afterSeconds": 5, "maxDifference": 4}])"),
+                    "ticketTypes.1.relax[1].afterSeconds", "");
+    expect_rejected(with_relax(R"([{"afterSeconds": 5}])"), "ticketTypes.1.relax[0]",
+                    "relaxes nothing");
+    expect_rejected(with_relax(R"([{"afterSeconds": 5, "maxTeamDifference": 3}])"),
+                    "ticketTypes.1.relax[0].maxTeamDifference", "needs teams");
+    expect_rejected(with_relax(R"([{"afterSeconds": 5, "minMembers": 9}])"),
+                    "ticketTypes.1.relax[0].minMembers", "must be 1 to maxMembers (4)");
+    expect_rejected(with_relax(R"([{"afterSeconds": 5, "searchSpread": 100000}])"),
+                    "ticketTypes.1.relax[0].searchSpread", "limits.rangeValuesMax");
+}
+
 TEST_CASE("config: a ticket type the limits would break at every start is refused at load") {
     // A duration below limits.ticketDurationMinSeconds (the default, 10 s), also only with
     // randomize's spread; a search spread that limits.rangeValuesMax would cut short.
