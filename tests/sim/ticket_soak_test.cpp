@@ -1,6 +1,8 @@
 // The central test: many tickets on a faulty simulated cluster, then the ticket ledger and the
 // invariants. 5 nodes; tickets arrive over virtual time with random ratings, parties of 1-3 and
-// MaxMembers 2..10; users cancel, leave, kick, broadcast, backfill and disconnect; 1% of frames are
+// MaxMembers 2..10 (rooms of an even size 4 and up are two balanced sides, parties kept whole, and
+// half the tickets widen their search after a while); users cancel, leave, kick, broadcast,
+// backfill and disconnect; 1% of frames are
 // lost, latency jitters, one node crashes, a partition heals, and nodes pause (as under SIGSTOP)
 // for longer and shorter than the failure timeout.
 #include <doctest/doctest.h>
@@ -9,6 +11,7 @@
 #include <random>
 
 #include "support/seed.hpp"
+#include "ticket/teams.hpp"
 #include "ticket_cluster.hpp"
 
 using namespace ticket_sim;
@@ -187,7 +190,27 @@ private:
             params.search_interval = std::chrono::milliseconds(pick(100, 300));
             params.search_tries = static_cast<std::uint8_t>(pick(2, 5));
             params.timeout_extension_on_match_join = std::chrono::seconds(pick(0, 1));
+            if (pick(0, 1) == 1) {
+                const std::int64_t rating = rating_of(owner);
+                params.search_steps = {SearchStep{
+                    std::chrono::milliseconds(pick(300, 2000)),
+                    {{"rank", {rating, rating - 100, rating + 100, rating - 200, rating + 200}}}}};
+            }
             return std::optional(params);
+        };
+        callbacks.allow_party_if = [](const std::vector<Member>& members,
+                                      const std::vector<SharedUser>& party) {
+            const auto max = std::get<std::int64_t>(members.front().user->data.at("max"));
+            if (max < 4 || max % 2 != 0) {
+                return true;  // a free-for-all
+            }
+            TeamRules rules;
+            rules.size = static_cast<int>(max / 2);
+            rules.rating = "rating";
+            rules.party_bonus = {{2, 25}, {3, 50}};
+            rules.max_team_difference = 150;
+            rules.premade_parity = max >= 6;
+            return can_still_form(parties_of(members, party, rules), rules);
         };
         callbacks.on_ticket_complete = [](const TicketProperties&, const User*) {
             return Bytes{'w'};
