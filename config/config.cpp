@@ -550,7 +550,7 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
                    "searchIntervalMs", "searchTries", "emptySearches", "waitSearches",
                    "waitSearchAfterMs", "howMany", "timeoutExtensionSeconds", "allowMatch",
                    "completeWhen", "randomize", "values", "partySize", "teams", "sameValue",
-                   "relax"});
+                   "relax", "prefer"});
     TicketTypeConfig type;
     type.name = key;
     optional_field(section, path, "name", type.name,
@@ -595,6 +595,12 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
     if (section.contains("sameValue")) {
         type.same_value = read_names(section["sameValue"], child_path(path, "sameValue"), 4, false);
         check_same_value_fits(type, child_path(path, "sameValue"));
+    }
+    if (section.contains("prefer")) {
+        type.prefer = read_string(section["prefer"], child_path(path, "prefer"), 1, 16);
+        if (type.prefer != "closest" && type.prefer != "oldest") {
+            reject(child_path(path, "prefer"), "must be \"closest\" or \"oldest\"");
+        }
     }
     if (section.contains("relax")) {
         type.relax = parse_relax(section["relax"], child_path(path, "relax"), type);

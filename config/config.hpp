@@ -176,6 +176,9 @@ struct TicketTypeConfig {
     // ticket's tags, so a search never meets a room with another value.
     std::vector<std::string> same_value;
     std::vector<RelaxStep> relax;  // in order of after_seconds
+    // Which rooms a search tries first: "closest" or "oldest" strictly; empty: the nearest few,
+    // drawn at random (searchers spread over the rooms under load).
+    std::string prefer;
     // Per-ticket random spread (+-) of the interval, tries and duration, so tickets interleave.
     int randomize_search_interval_ms = 0;
     int randomize_search_tries = 0;

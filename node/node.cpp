@@ -173,6 +173,11 @@ std::expected<void, std::string> Node::start_services(const config::Config& conf
     };
     hooks.on_superseded = [this](const UserId& user) { commands_->superseded(user); };
     hooks.seed = std::random_device{}();
+    hooks.unix_ms = [] {
+        return static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::system_clock::now().time_since_epoch())
+                                             .count());
+    };
     auto services = NodeServices::create(config, *core_, scheduler_, *this, std::move(hooks));
     if (!services) {
         return std::unexpected(services.error());

@@ -31,6 +31,7 @@ std::expected<std::unique_ptr<NodeServices>, std::string> NodeServices::create(
     ticket_options.party_consent = true;  // players name their parties: each member accepts
     ticket_options.on_superseded = std::move(hooks.on_superseded);
     ticket_options.tickets_max = hooks.tickets_max;
+    ticket_options.unix_ms = std::move(hooks.unix_ms);
     services->tickets_ = std::make_unique<ticket::TicketService>(
         network, scheduler, *services->store_, sink, ticket_options);
     services->types_ = std::make_unique<ConfiguredTicketTypes>(

@@ -26,6 +26,8 @@ struct ServiceHooks {
     std::function<void(const std::string&)> on_store_warning;
     // A session of this user began on another node: its session here must end.
     std::function<void(const UserId&)> on_superseded;
+    // Wall-clock milliseconds (when rooms began waiting); none: the scheduler's clock.
+    std::function<std::int64_t()> unix_ms;
     std::size_t tickets_max = 100000;  // live tickets owned on this node
     std::uint64_t seed = 0;            // the ticket types' randomisation
 };

@@ -260,6 +260,9 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
             found->search_properties[property] = search_values(value, *spread, width);
         }
     }
+    params.prefer = type.prefer == "oldest"    ? ticket::Prefer::oldest
+                    : type.prefer == "closest" ? ticket::Prefer::closest
+                                               : ticket::Prefer::spread;
     params.max_members = static_cast<std::uint8_t>(type.max_members);
     params.ticket_duration = std::chrono::seconds(std::max<std::int64_t>(
         1, type.ticket_duration_seconds + spread(type.randomize_ticket_duration_seconds)));

@@ -13,8 +13,11 @@
 namespace matchmesh::ticket {
 namespace {
 
-// The unique ID of a waiting ticket's item under its i-th tag: one room, one item per tag. The
-// item carries no value: searchers read the room from its ID.
+constexpr std::string_view waiting_since_key = "waitingSinceMs";
+
+// The unique ID of a waiting ticket's item under its i-th tag: one room, one item per tag.
+// Searchers read the room from its ID; the item's value is empty unless its ticket prefers the
+// oldest rooms (then it says when the room began waiting).
 std::string item_id(const TicketId& room_id, std::size_t tag_index) {
     return fmt::format("{}#{}", room_id.str(), tag_index);
 }
@@ -24,6 +27,30 @@ std::string_view room_of_item(std::string_view item_id) {
 }
 
 }  // namespace
+
+// The item's value: when its room began waiting, for searchers that prefer the oldest.
+matching::ValueMap Tickets::waiting_since(const OwnedTicket& ticket) {
+    if (ticket.params.prefer != Prefer::oldest) {
+        return {};
+    }
+    return matching::ValueMap{{std::string(waiting_since_key), ticket.params.waiting_since_ms}};
+}
+
+std::int64_t Tickets::since_of(const matching::Found& item) {
+    auto found = item.value.find(waiting_since_key);
+    return found != item.value.end() && std::holds_alternative<std::int64_t>(found->second)
+               ? std::get<std::int64_t>(found->second)
+               : INT64_MAX;  // rooms that do not say come last
+}
+
+std::int64_t Tickets::unix_ms() const {
+    if (context_.options.unix_ms) {
+        return context_.options.unix_ms();
+    }
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               context_.scheduler.now().time_since_epoch())
+        .count();
+}
 
 Holder holder_of(const TicketSettings& params) {
     return Holder{params.add_properties, params.search_properties, params.application_data};
@@ -58,6 +85,8 @@ TicketSettings Tickets::settle(TicketParams params) {
                           params.empty_searches,
                           params.wait_searches,
                           params.how_many,
+                          params.prefer,
+                          params.prefer == Prefer::oldest ? unix_ms() : 0,
                           std::move(steps)};
 }
 
@@ -299,8 +328,14 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
             std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
                         [&](const Candidate& c) { return c.room_id.str() == room_id; });
         if (node && room_id != ticket.room_id.str() && !seen) {
-            ticket.candidates.push_back(Candidate{TicketId(room_id), *node});
+            ticket.candidates.push_back(Candidate{TicketId(room_id), *node, since_of(item)});
         }
+    }
+    if (ticket.params.prefer == Prefer::oldest) {
+        std::stable_sort(ticket.candidates.begin(), ticket.candidates.end(),
+                         [](const Candidate& a, const Candidate& b) {
+                             return a.waiting_since_ms < b.waiting_since_ms;
+                         });
     }
     if (ticket.candidates.empty()) {
         ++ticket.empty_searches;
@@ -439,6 +474,9 @@ void Tickets::on_join_reply(const TicketId& id, const std::string& attempt,
 // try, the first included, is drawn from the next few rooms: searchers spread over the rooms
 // while still trying the longest waiting ones first.
 void Tickets::spread_candidates(OwnedTicket& ticket) {
+    if (ticket.params.prefer != Prefer::spread) {
+        return;  // the game asked for a strict order
+    }
     constexpr std::size_t window = 8;
     const std::size_t left = ticket.candidates.size() - ticket.next_candidate;
     if (left > 1) {
@@ -513,7 +551,7 @@ void Tickets::refresh_items(const TicketId& id) {
         for (const std::string& profile : ticket.params.names->add_profiles) {
             // Fails only when no node stores items right now; the next refresh tries again.
             (void)context_.matching.add(profile, item_id(ticket.room_id, t), tags[t],
-                                        ticket.params.add_properties, {}, ttl);
+                                        ticket.params.add_properties, waiting_since(ticket), ttl);
         }
     }
     // Refresh at half the TTL, so the items never lapse while the ticket waits.

@@ -89,6 +89,9 @@ private:
     void on_search_results(const TicketId& id, matching::SearchOutcome outcome);
     void try_next_candidate(OwnedTicket& ticket);
     void spread_candidates(OwnedTicket& ticket);
+    [[nodiscard]] static matching::ValueMap waiting_since(const OwnedTicket& ticket);
+    [[nodiscard]] static std::int64_t since_of(const matching::Found& item);
+    [[nodiscard]] std::int64_t unix_ms() const;
     void send_join(const TicketId& id);
     void on_join_reply(const TicketId& id, const std::string& attempt,
                        std::expected<JoinReplyMessage, std::string> reply);

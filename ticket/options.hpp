@@ -33,6 +33,9 @@ struct TicketServiceOptions {
     // (accept_party). Off, the caller of start_ticket vouches for the party: the game's own server
     // code. The node's client port turns it on, so that no player can pull others into a room.
     bool party_consent = false;
+    // Wall-clock milliseconds, for when a room began waiting (Prefer::oldest compares rooms of
+    // different nodes). None: the scheduler's clock, which the simulation shares across nodes.
+    std::function<std::int64_t()> unix_ms;
     CourierOptions courier;
 };
 

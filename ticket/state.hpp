@@ -88,6 +88,8 @@ struct TicketSettings {
     std::uint8_t empty_searches = 0;
     std::uint8_t wait_searches = 0;
     std::uint8_t how_many = 0;
+    Prefer prefer = Prefer::spread;
+    std::int64_t waiting_since_ms = 0;  // with Prefer::oldest: its start, told to searchers
     std::unique_ptr<const SearchSteps> search_steps;
 
     // The search properties in force `now`: the last step begun, else the first ones.
@@ -107,6 +109,7 @@ struct TicketSettings {
 struct Candidate {
     TicketId room_id;
     NodeId node;
+    std::int64_t waiting_since_ms = INT64_MAX;  // with Prefer::oldest: when the room began waiting
 };
 
 // A join this node's ticket is trying; it repeats the same attempt until it gets an answer.

@@ -42,6 +42,15 @@ struct SearchStep {
 
 inline constexpr std::size_t search_steps_max = 8;
 
+// Which of the rooms a search found a ticket tries first.
+enum class Prefer : std::uint8_t {
+    // The nearest buckets first, drawn from the next few rooms: under load searchers then spread
+    // over the rooms instead of all trying the same one.
+    spread,
+    closest,  // strictly the nearest in the search's order (its values, nearest first)
+    oldest,   // strictly the longest waiting, across every bucket searched
+};
+
 // What a ticket looks for and offers (the reference's TicketParams).
 struct TicketParams {
     std::vector<std::string> profile_ids;         // to add to and search
@@ -66,6 +75,7 @@ struct TicketParams {
     std::chrono::milliseconds wait_search_after{1000};
     std::uint8_t how_many = 20;  // search results considered per search
     std::vector<SearchStep> search_steps;  // in order of `after`; none: it never widens
+    Prefer prefer = Prefer::spread;
 };
 
 // Bounds for ticket parameters, from config.

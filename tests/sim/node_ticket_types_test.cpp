@@ -27,6 +27,8 @@ constexpr ticket::TicketType regional = 5;   // 1v1 between players of one regio
 constexpr ticket::TicketType relaxed = 6;    // 1v1 within 100, then within 300 after 1 s
 constexpr ticket::TicketType few = 7;        // 4 seats; 3 after 1 s, then 2 after 2 s
 constexpr ticket::TicketType patient_2v2 = 8;  // as 2v2, sides within 200 after 1 s
+constexpr ticket::TicketType oldest = 9;       // 1v1 within 200, the longest waiting first
+constexpr ticket::TicketType closest = 10;     // 1v1 within 200, the nearest first
 
 // Searches reach +-300 around the player's rating, so that players 110 apart find each other's
 // rooms and only allowMatch keeps them apart.
@@ -68,6 +70,14 @@ constexpr const char* types_config = R"({
         "properties": {"rank": {"value": "rating", "searchSpread": 300}},
         "teams": {"size": 2, "rating": "rating", "partyBonus": {"2": 50}, "maxTeamDifference": 100},
         "relax": [{"afterSeconds": 1, "maxTeamDifference": 200}],
+        "ticketDurationSeconds": 4, "searchIntervalMs": 100, "searchTries": 3},
+  "9": {"name": "oldest", "profiles": ["RankMatch"], "tags": ["oldest"], "maxMembers": 2,
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "allowMatch": {"value": "rating", "maxDifference": 200}, "prefer": "oldest",
+        "ticketDurationSeconds": 4, "searchIntervalMs": 100, "searchTries": 3},
+  "10": {"name": "closest", "profiles": ["RankMatch"], "tags": ["closest"], "maxMembers": 2,
+        "properties": {"rank": {"value": "rating", "searchSpread": 300}},
+        "allowMatch": {"value": "rating", "maxDifference": 200}, "prefer": "closest",
         "ticketDurationSeconds": 4, "searchIntervalMs": 100, "searchTries": 3}}})";
 
 struct Heard {
@@ -480,5 +490,33 @@ TEST_CASE_FIXTURE(Fixture,
         CHECK(result->relax_step == 0);
         CHECK(result->side_difference == doctest::Approx(150));
         REQUIRE(result->sides.size() == 2);
+    }
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "node/ticket-types: prefer picks the longest waiting room or the nearest one") {
+    // `early` (1000) waits first; `near` (1250) cannot play it (250 apart) and waits too; then a
+    // player at 1200 can play either: the oldest room is early's, the nearest near's.
+    for (const auto& [type, expected] : {std::pair{oldest, "early"}, {closest, "near"}}) {
+        CAPTURE(expected);
+        const std::string suffix = std::to_string(type);
+        auto early = player(0, "early" + suffix);
+        auto near = player(1, "near" + suffix);
+        auto late = player(2, "late" + suffix);
+        start(early, type, 1000);
+        run(Duration(500));
+        start(near, type, 1250);
+        run(Duration(500));
+        CHECK(pushes.ends("early" + suffix).empty());
+        CHECK(pushes.ends("near" + suffix).empty());
+        start(late, type, 1200);
+        run(Duration(500));
+        const auto ends = pushes.ends("late" + suffix);
+        REQUIRE(ends.size() == 1);
+        CHECK(ends[0].message.kind == PushKind::success);
+        const auto partner = pushes.ends(expected + suffix);
+        REQUIRE(partner.size() == 1);
+        CHECK(partner[0].message.room_id == ends[0].message.room_id);
+        run(Duration(4000));  // the other times out
     }
 }

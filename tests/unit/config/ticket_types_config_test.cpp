@@ -220,6 +220,16 @@ TEST_CASE("config: relax steps load in order, and each names only limits the typ
                     "ticketTypes.1.relax[0].searchSpread", "limits.rangeValuesMax");
 }
 
+TEST_CASE("config: prefer is closest or oldest") {
+    const std::string duel = R"("profiles": ["Duel"], "properties": {"rank": {"value": "rating"}})";
+    auto loaded = load_string(with_types(R"({"1": {)" + duel + R"(, "prefer": "oldest"}})"),
+                              "test.json");
+    REQUIRE(loaded.has_value());
+    CHECK(loaded->ticket_types.at(1).prefer == "oldest");
+    expect_rejected(with_types(R"({"1": {)" + duel + R"(, "prefer": "fastest"}})"),
+                    "ticketTypes.1.prefer", "must be \"closest\" or \"oldest\"");
+}
+
 TEST_CASE("config: a ticket type the limits would break at every start is refused at load") {
     // A duration below limits.ticketDurationMinSeconds (the default, 10 s), also only with
     // randomize's spread; a search spread that limits.rangeValuesMax would cut short.
