@@ -404,9 +404,14 @@ double generator_cpu_seconds() {
 std::vector<TicketRecord> drive_cluster(const Options& options,
                                         const std::vector<Arrival>& arrivals,
                                         nlohmann::json& extra) {
-    ClusterDriverOptions driver{options.nodes, options.value_name,     options.token_secret,
-                                options.grace, options.retry_patience, options.shape.seed,
-                                !options.quiet};
+    ClusterDriverOptions driver;
+    driver.nodes = options.nodes;
+    driver.value_name = options.value_name;
+    driver.token_secret = options.token_secret;
+    driver.grace_s = options.grace;
+    driver.retry_patience_s = options.retry_patience;
+    driver.seed = options.shape.seed;
+    driver.progress = !options.quiet;
     // The nodes' CPU time and frame counts are sampled each second: wait for a fresh sample
     // before and after.
     const auto cpu_of = [&](const std::string& admin) {
