@@ -492,35 +492,6 @@ ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,
     return driver.run();
 }
 
-namespace {
-
-nlohmann::json record_json(const TicketRecord& record) {
-    return {{"arrived", record.arrived},  {"type", record.type},
-            {"party", record.party_size}, {"started_s", record.started_s},
-            {"ttm_ms", record.ttm_ms},    {"accepted_s", record.accepted_s},
-            {"ended_s", record.ended_s},
-            {"retries", record.retries},  {"outcome", static_cast<int>(record.outcome)},
-            {"room", record.room},        {"refusal", record.refusal}};
-}
-
-TicketRecord record_of(const nlohmann::json& json) {
-    TicketRecord record;
-    record.arrived = json.at("arrived").get<bool>();
-    record.type = json.at("type").get<int>();
-    record.party_size = json.at("party").get<int>();
-    record.started_s = json.at("started_s").get<double>();
-    record.ttm_ms = json.at("ttm_ms").get<double>();
-    record.accepted_s = json.at("accepted_s").get<double>();
-    record.ended_s = json.at("ended_s").get<double>();
-    record.retries = json.at("retries").get<int>();
-    record.outcome = static_cast<Outcome>(json.at("outcome").get<int>());
-    record.room = json.at("room").get<std::string>();
-    record.refusal = json.at("refusal").get<std::string>();
-    return record;
-}
-
-}  // namespace
-
 ClusterRun drive_cluster_in_processes(const std::vector<Arrival>& arrivals,
                                       const ClusterDriverOptions& options, int processes) {
     if (processes <= 1) {

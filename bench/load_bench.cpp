@@ -102,8 +102,42 @@ void print_table(const nlohmann::json& report, const char* title) {
                 report["goodput_per_s"].get<double>());
 }
 
-// Ours next to the ideal's, per ticket type: time to match and fill rate, and the gaps.
-nlohmann::json compare(const nlohmann::json& measured, const nlohmann::json& ideal) {
+// Team matches per type: how far apart the sides were, and the matches that broke a limit.
+void print_teams(const nlohmann::json& report, const char* who) {
+    for (const auto& [type, part] : report["by_type"].items()) {
+        if (!part.contains("teams")) {
+            continue;
+        }
+        const nlohmann::json& teams = part["teams"];
+        std::printf("teams type %s (%s): %zu matches, side difference p50 %.1f p99 %.1f max %.1f, "
+                    "spread p50 %.0f, violations %zu %s\n",
+                    type.c_str(), who, teams["matches"].get<std::size_t>(),
+                    teams["side_difference"]["p50"].get<double>(),
+                    teams["side_difference"]["p99"].get<double>(),
+                    teams["side_difference"]["max"].get<double>(),
+                    teams["spread"]["p50"].get<double>(), teams["violations"].get<std::size_t>(),
+                    teams["violation_kinds"].empty() ? "" : teams["violation_kinds"].dump().c_str());
+    }
+}
+
+// A team type's match quality next to the ideal's.
+void add_team_gaps(const nlohmann::json& part, const nlohmann::json& best, nlohmann::json& gap) {
+    if (part.contains("teams")) {
+        gap["side_difference_p50"] = part["teams"]["side_difference"]["p50"];
+        gap["side_difference_p99"] = part["teams"]["side_difference"]["p99"];
+        gap["violations"] = part["teams"]["violations"];
+    }
+    if (best.contains("teams")) {
+        gap["ideal_side_difference_p50"] = best["teams"]["side_difference"]["p50"];
+        gap["ideal_side_difference_p99"] = best["teams"]["side_difference"]["p99"];
+        gap["ideal_violations"] = best["teams"]["violations"];
+    }
+}
+
+// Ours next to the ideal's, per ticket type: time to match and fill rate, and the gaps; the
+// type's search interval, the slack one search allows the cluster over the ideal.
+nlohmann::json compare(const nlohmann::json& measured, const nlohmann::json& ideal,
+                       const std::map<int, config::TicketTypeConfig>& ticket_types) {
     auto gaps = nlohmann::json::object();
     for (const auto& [type, part] : measured["by_type"].items()) {
         if (!ideal["by_type"].contains(type)) {
@@ -124,6 +158,10 @@ nlohmann::json compare(const nlohmann::json& measured, const nlohmann::json& ide
             {"ideal_fill_rate", best["fill_rate"]},
             {"fill_rate_gap_points",
              round1(100.0 * (best["fill_rate"].get<double>() - part["fill_rate"].get<double>()))}};
+        if (const auto config = ticket_types.find(std::stoi(type)); config != ticket_types.end()) {
+            gaps[type]["search_interval_ms"] = config->second.search_interval_ms;
+        }
+        add_team_gaps(part, best, gaps[type]);
     }
     return gaps;
 }
@@ -496,11 +534,13 @@ void print_report(const Options& options, nlohmann::json& report,
     print_table(report, options.backend == "cluster" ? "matchmesh cluster"
                         : options.backend == "redis" ? "Redis baseline"
                                                      : "ideal matcher");
+    print_teams(report, options.backend.c_str());
     if (!ticket_types.empty() && options.backend != "ideal") {
         const nlohmann::json ideal = summarize(ideal_outcomes(arrivals, ticket_types), window);
         report["ideal"] = ideal;
-        report["vs_ideal"] = compare(report, ideal);
+        report["vs_ideal"] = compare(report, ideal, ticket_types);
         print_comparison(report["vs_ideal"]);
+        print_teams(ideal, "ideal");
         if (report["refused"].get<std::size_t>() > 0 || report["retries"].get<std::size_t>() > 0) {
             // What the ideal matcher makes of the arrivals the cluster took, as it took them.
             const auto accepted = accepted_arrivals(arrivals, records);
