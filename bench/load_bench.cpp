@@ -441,6 +441,7 @@ double generator_cpu_seconds() {
 // Players against the cluster; the nodes' CPU time, frames and peak memory go into `extra`.
 std::vector<TicketRecord> drive_cluster(const Options& options,
                                         const std::vector<Arrival>& arrivals,
+                                        const std::map<int, config::TicketTypeConfig>& ticket_types,
                                         nlohmann::json& extra) {
     ClusterDriverOptions driver;
     driver.nodes = options.nodes;
@@ -450,6 +451,11 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     driver.retry_patience_s = options.retry_patience;
     driver.seed = options.shape.seed;
     driver.progress = !options.quiet;
+    for (const auto& [number, type] : ticket_types) {
+        if (type.teams) {
+            driver.teams[number] = *type.teams;
+        }
+    }
     // The nodes' CPU time and frame counts are sampled each second: wait for a fresh sample
     // before and after.
     const auto cpu_of = [&](const std::string& admin) {
@@ -599,7 +605,7 @@ int main(int argc, char** argv) {
     std::vector<TicketRecord> records;
     nlohmann::json extra = nlohmann::json::object();
     if (options.backend == "cluster") {
-        records = drive_cluster(options, *arrivals, extra);
+        records = drive_cluster(options, *arrivals, ticket_types, extra);
     } else if (options.backend == "redis") {
         RedisBaselineOptions redis{options.redis, options.redis_workers, options.grace};
         auto run = run_redis_baseline(*arrivals, ticket_types, redis);
