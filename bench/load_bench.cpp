@@ -10,7 +10,9 @@
 // completions, fill rate, time to match and matches per second, overall and per ticket type;
 // with --admin it also reads each node's peak resident memory from its metrics port. --json
 // writes the report; --chart draws time to match over the run (gnuplot); --samples writes every
-// matched ticket's time to match.
+// matched ticket's time to match; --records every ticket's record, for a look at single tickets.
+// For a team type (with --config) every match the cluster reports is checked against the type's
+// rules, and the report gives the sides' difference and the violations for it and the ideal.
 //
 // --config names the cluster's config: its ticket types drive the ideal matcher, whose figures
 // on the same arrivals are reported next to the measured ones ("ideal" in the report).
@@ -69,6 +71,7 @@ struct Options {
     std::string json_path;
     std::string chart_path;
     std::string samples_path;
+    std::string records_path;
     bool quiet = false;
 };
 
@@ -385,6 +388,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options,
                    "sign hello tokens with this cluster secret");
     app.add_option("--json", options.json_path, "write the report here");
     app.add_option("--chart", options.chart_path, "draw time to match into this PNG");
+    app.add_option("--records", options.records_path,
+                   "write every ticket's record here (JSON lines, in arrival order)");
     app.add_option("--samples", options.samples_path,
                    "write each matched ticket's time to match here");
     app.add_flag("--quiet", options.quiet, "no progress lines");
@@ -628,6 +633,12 @@ int main(int argc, char** argv) {
     if (!options.json_path.empty()) {
         std::ofstream(options.json_path) << report.dump(2) << "\n";
         std::printf("report: %s\n", options.json_path.c_str());
+    }
+    if (!options.records_path.empty()) {
+        std::ofstream file(options.records_path);
+        for (const TicketRecord& record : records) {
+            file << record_json(record).dump() << "\n";
+        }
     }
     if (!options.samples_path.empty()) {
         write_samples(options.samples_path, records);
