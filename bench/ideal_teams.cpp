@@ -106,9 +106,7 @@ public:
           match_rules_(rules_for(type)),
           arrivals_(arrivals),
           records_(records),
-          rooms_(rooms) {
-        MM_ASSERT(type.teams.has_value());
-    }
+          rooms_(rooms) {}
 
     void advance(double now) override {
         while (!timers_.empty() && timers_.top().first <= now) {
@@ -204,6 +202,7 @@ private:
 std::unique_ptr<TypeIdeal> team_ideal(const config::TicketTypeConfig& type,
                                       const std::vector<Arrival>& arrivals,
                                       std::vector<TicketRecord>& records, std::size_t& rooms) {
+    MM_ASSERT(type.teams.has_value());
     return std::make_unique<TeamIdeal>(type, arrivals, records, rooms);
 }
 
