@@ -2,9 +2,10 @@
 //
 // Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh or redis,
 // with the ideal's own run on each trace in ideal-<rate>.json) and, when present, the team run
-// (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json, sim-memory.json, sim-pool.json, sim-scale.json and
-// instructions.txt; writes <dir>/summary.json, <dir>/table.md and the charts' data and gnuplot
-// scripts (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the table.
+// (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json, sim-memory.json,
+// sim-pool.json, sim-scale.json and instructions.txt; writes <dir>/summary.json, <dir>/table.md and
+// the charts' data and gnuplot scripts (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the
+// table.
 //
 // A system sustains a rate when its time-to-match p99 is under --p99-limit-ms and its fill rate
 // is within --fill-gap-points of the ideal matcher's on the same arrivals.
@@ -67,8 +68,7 @@ bool sustained(const Point& point, const Criteria& criteria) {
 // bench.sh saves while making the trace), else the ideal the step's report carries.
 json ideal_ttm_of(const fs::path& dir, const Point& point) {
     const json own = read_json(dir / "runs" / fmt::format("ideal-{}.json", point.rate));
-    const json& report =
-        own.is_object() ? own : point.report.value("ideal", json::object());
+    const json& report = own.is_object() ? own : point.report.value("ideal", json::object());
     if (!report.contains("ttm_ms")) {
         return nullptr;
     }
@@ -318,7 +318,8 @@ std::string markdown(const json& summary) {
         table += fmt::format(
             "\n| 3v3 | fill | ttm p50 (ms) | side difference p50 / p99 | violations |\n"
             "|---|---:|---:|---:|---:|\n"
-            "| matchmesh | {:.1f}% | {} | {} / {} | {} |\n| ideal | {:.1f}% | {} | {} / {} | {} |\n",
+            "| matchmesh | {:.1f}% | {} | {} / {} | {} |\n| ideal | {:.1f}% | {} | {} / {} | {} "
+            "|\n",
             100 * t["fill_rate"].get<double>(), number(t["ttm_p50_ms"]),
             number(t["side_difference_p50"]), number(t["side_difference_p99"]),
             t["violations"].dump(), 100 * t.value("ideal_fill_rate", 0.0),

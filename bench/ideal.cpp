@@ -147,9 +147,9 @@ std::vector<TicketRecord> ideal_outcomes(const std::vector<Arrival>& arrivals,
     std::size_t rooms = 0;
     std::map<int, std::unique_ptr<TypeIdeal>> matchers;
     for (const auto& [number, type] : types) {
-        matchers[number] = type.teams ? team_ideal(type, arrivals, records, rooms)
-                                      : std::make_unique<TypeMatcher>(rules_for(type), arrivals,
-                                                                      records, rooms);
+        matchers[number] =
+            type.teams ? team_ideal(type, arrivals, records, rooms)
+                       : std::make_unique<TypeMatcher>(rules_for(type), arrivals, records, rooms);
     }
     for (std::size_t index = 0; index < arrivals.size(); ++index) {
         const Arrival& arrival = arrivals[index];

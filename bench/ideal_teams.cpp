@@ -176,8 +176,9 @@ private:
     }
 
     void time_out(std::size_t index) {
-        const auto party = std::find_if(waiting_.begin(), waiting_.end(),
-                                        [index](const WaitingParty& p) { return p.index == index; });
+        const auto party =
+            std::find_if(waiting_.begin(), waiting_.end(),
+                         [index](const WaitingParty& p) { return p.index == index; });
         if (party == waiting_.end()) {
             return;  // matched already
         }

@@ -112,14 +112,15 @@ void print_teams(const nlohmann::json& report, const char* who) {
             continue;
         }
         const nlohmann::json& teams = part["teams"];
-        std::printf("teams type %s (%s): %zu matches, side difference p50 %.1f p99 %.1f max %.1f, "
-                    "spread p50 %.0f, violations %zu %s\n",
-                    type.c_str(), who, teams["matches"].get<std::size_t>(),
-                    teams["side_difference"]["p50"].get<double>(),
-                    teams["side_difference"]["p99"].get<double>(),
-                    teams["side_difference"]["max"].get<double>(),
-                    teams["spread"]["p50"].get<double>(), teams["violations"].get<std::size_t>(),
-                    teams["violation_kinds"].empty() ? "" : teams["violation_kinds"].dump().c_str());
+        std::printf(
+            "teams type %s (%s): %zu matches, side difference p50 %.1f p99 %.1f max %.1f, "
+            "spread p50 %.0f, violations %zu %s\n",
+            type.c_str(), who, teams["matches"].get<std::size_t>(),
+            teams["side_difference"]["p50"].get<double>(),
+            teams["side_difference"]["p99"].get<double>(),
+            teams["side_difference"]["max"].get<double>(), teams["spread"]["p50"].get<double>(),
+            teams["violations"].get<std::size_t>(),
+            teams["violation_kinds"].empty() ? "" : teams["violation_kinds"].dump().c_str());
     }
 }
 

@@ -153,8 +153,8 @@ nlohmann::json record_json(const TicketRecord& record) {
             {"outcome", static_cast<int>(record.outcome)},
             {"room", record.room},
             {"refusal", record.refusal},
-            {"side_difference", record.side_difference ? nlohmann::json(*record.side_difference)
-                                                       : nlohmann::json()},
+            {"side_difference",
+             record.side_difference ? nlohmann::json(*record.side_difference) : nlohmann::json()},
             {"spread", record.spread},
             {"violations", record.violations}};
 }

@@ -68,8 +68,8 @@ double side_difference_of(const std::vector<RosterParty>& parties, const config:
     std::vector<double> sums(static_cast<std::size_t>(teams.count), 0.0);
     for (const RosterParty& party : parties) {
         const auto side = static_cast<std::size_t>(*party.sides.begin());
-        sums[side] +=
-            ticket::effective_rating(party.ratings, rules) * static_cast<double>(party.ratings.size());
+        sums[side] += ticket::effective_rating(party.ratings, rules) *
+                      static_cast<double>(party.ratings.size());
     }
     const auto [lowest, highest] = std::minmax_element(sums.begin(), sums.end());
     return (*highest - *lowest) / static_cast<double>(teams.size);
@@ -103,8 +103,8 @@ TeamMatchCheck check_team_match(const node::MatchResult& result, const config::T
     if (!sides_ok) {
         broke("side_size");
     }
-    const bool parties_whole = std::all_of(parties.begin(), parties.end(),
-                                           [](const RosterParty& p) { return p.sides.size() == 1; });
+    const bool parties_whole = std::all_of(
+        parties.begin(), parties.end(), [](const RosterParty& p) { return p.sides.size() == 1; });
     if (!parties_whole) {
         broke("party_split");
     }
@@ -113,7 +113,8 @@ TeamMatchCheck check_team_match(const node::MatchResult& result, const config::T
     }
     check.side_difference = side_difference_of(parties, teams);
     if (teams.max_team_difference &&
-        check.side_difference > static_cast<double>(*teams.max_team_difference) + reported_tolerance) {
+        check.side_difference >
+            static_cast<double>(*teams.max_team_difference) + reported_tolerance) {
         broke("team_difference");
     }
     if (teams.premade_parity && !premades_even(parties, teams)) {

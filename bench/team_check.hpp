@@ -14,8 +14,8 @@
 namespace matchmesh::bench {
 
 struct TeamMatchCheck {
-    double side_difference = 0;  // from the roster: highest side rating minus the lowest
-    std::int64_t spread = 0;     // from the roster: highest player rating minus the lowest
+    double side_difference = 0;           // from the roster: highest side rating minus the lowest
+    std::int64_t spread = 0;              // from the roster: highest player rating minus the lowest
     std::vector<std::string> violations;  // the limits broken, by name; none when it kept them
 };
 

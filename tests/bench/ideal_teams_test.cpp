@@ -73,11 +73,10 @@ TEST_CASE("bench/ideal: team parties that can make balanced sides match as the l
 TEST_CASE("bench/ideal: team parties that cannot make sides within the rules time out") {
     // A party of three has no other party of three to face (premade parity), and six solos whose
     // best split is 130 apart break the maximum team difference of 100.
-    const std::vector<Arrival> uneven{party(0.0, 1500, 3), party(0.1, 1500, 1),
-                                      party(0.2, 1500, 1), party(0.3, 1500, 1)};
-    const std::vector<Arrival> apart{party(0.0, 1100, 1), party(0.1, 1100, 1),
-                                     party(0.2, 1100, 1), party(0.3, 1490, 1),
-                                     party(0.4, 1490, 1), party(0.5, 1490, 1)};
+    const std::vector<Arrival> uneven{party(0.0, 1500, 3), party(0.1, 1500, 1), party(0.2, 1500, 1),
+                                      party(0.3, 1500, 1)};
+    const std::vector<Arrival> apart{party(0.0, 1100, 1), party(0.1, 1100, 1), party(0.2, 1100, 1),
+                                     party(0.3, 1490, 1), party(0.4, 1490, 1), party(0.5, 1490, 1)};
     for (const auto* arrivals : {&uneven, &apart}) {
         const auto records = ideal_outcomes(*arrivals, three_versus_three());
         for (const TicketRecord& record : records) {
