@@ -1,9 +1,11 @@
 // matchmesh-bench-summary: folds the reports of one scripts/bench.sh run into the summary.
 //
-// Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh or redis)
-// and, when present, <dir>/sim-matches.json, sim-memory.json, sim-pool.json, sim-scale.json and
-// instructions.txt; writes <dir>/summary.json, <dir>/table.md and the charts' data and gnuplot
-// scripts (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the table.
+// Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh or redis,
+// with the ideal's own run on each trace in ideal-<rate>.json) and, when present, the team run
+// (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json, sim-memory.json,
+// sim-pool.json, sim-scale.json and instructions.txt; writes <dir>/summary.json, <dir>/table.md and
+// the charts' data and gnuplot scripts (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the
+// table.
 //
 // A system sustains a rate when its time-to-match p99 is under --p99-limit-ms and its fill rate
 // is within --fill-gap-points of the ideal matcher's on the same arrivals.
@@ -62,7 +64,19 @@ bool sustained(const Point& point, const Criteria& criteria) {
            report.value("arrivals_per_s", 0.0) >= criteria.offered_share_min * point.rate;
 }
 
-json system_summary(const std::vector<Point>& points, const Criteria& criteria) {
+// The ideal's time to match on a step's trace: its own run (runs/ideal-RATE.json, which
+// bench.sh saves while making the trace), else the ideal the step's report carries.
+json ideal_ttm_of(const fs::path& dir, const Point& point) {
+    const json own = read_json(dir / "runs" / fmt::format("ideal-{}.json", point.rate));
+    const json& report = own.is_object() ? own : point.report.value("ideal", json::object());
+    if (!report.contains("ttm_ms")) {
+        return nullptr;
+    }
+    return {{"p50", report["ttm_ms"]["p50"]}, {"p99", report["ttm_ms"]["p99"]}};
+}
+
+json system_summary(const fs::path& dir, const std::vector<Point>& points,
+                    const Criteria& criteria) {
     json summary;
     double max_rate = 0;
     const Point* at = points.empty() ? nullptr : &points.front();
@@ -79,6 +93,7 @@ json system_summary(const std::vector<Point>& points, const Criteria& criteria) 
                    {"fill_rate", point.report["fill_rate"]},
                    {"ideal_fill_rate",
                     point.report.value("ideal", json::object()).value("fill_rate", 0.0)},
+                   {"ideal_ttm_ms", ideal_ttm_of(dir, point)},
                    {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)}};
         if (point.report.contains("mesh_frames_per_match")) {
             entry["mesh_frames_per_match"] = point.report["mesh_frames_per_match"];
@@ -155,6 +170,60 @@ void add_overload_phases(const fs::path& dir, json& summary) {
         }
         summary[phase] = part;
     }
+}
+
+// The team run (runs/team-matchmesh.json, the ideal on its trace in runs/team-ideal.json): fill,
+// time to match and the sides' difference against the ideal's, the matches that broke a limit,
+// and whether it meets what we aim for: fill within the fill gap of the ideal's, p50 time to
+// match within one search interval of the ideal's, nothing lost, no violation.
+void add_teams(const fs::path& dir, const Criteria& criteria, json& summary) {
+    const json report = read_json(dir / "runs" / "team-matchmesh.json");
+    if (!report.is_object()) {
+        return;
+    }
+    const json own_ideal = read_json(dir / "runs" / "team-ideal.json");
+    const json ideal = own_ideal.is_object() ? own_ideal : report.value("ideal", json::object());
+    const json teams = report.value("teams", json::object());
+    const json ideal_teams = ideal.value("teams", json::object());
+    const auto quality = [](const json& part, const char* field, const char* at) {
+        return part.contains(field) ? part[field][at] : json();
+    };
+    json part{{"tickets_started", report["tickets_started"]},
+              {"lost", report["unfinished"]},
+              {"fill_rate", report["fill_rate"]},
+              {"ideal_fill_rate", ideal.value("fill_rate", json())},
+              {"ttm_p50_ms", report["ttm_ms"]["p50"]},
+              {"ideal_ttm_p50_ms", quality(ideal, "ttm_ms", "p50")},
+              {"ttm_p99_ms", report["ttm_ms"]["p99"]},
+              {"ideal_ttm_p99_ms", quality(ideal, "ttm_ms", "p99")},
+              {"matches", teams.value("matches", 0)},
+              {"ideal_matches", ideal_teams.value("matches", 0)},
+              {"side_difference_p50", quality(teams, "side_difference", "p50")},
+              {"side_difference_p99", quality(teams, "side_difference", "p99")},
+              {"ideal_side_difference_p50", quality(ideal_teams, "side_difference", "p50")},
+              {"ideal_side_difference_p99", quality(ideal_teams, "side_difference", "p99")},
+              {"violations", teams.value("violations", 0)},
+              {"ideal_violations", ideal_teams.value("violations", 0)},
+              {"violation_kinds", teams.value("violation_kinds", json::object())},
+              {"arrivals_per_s", report.value("arrivals_per_s", json())}};
+    double interval_ms = 0;
+    const json gaps = report.value("vs_ideal", json::object());
+    for (const auto& [type, gap] : gaps.items()) {
+        interval_ms = std::max(interval_ms, gap.value("search_interval_ms", 0.0));
+    }
+    part["search_interval_ms"] = interval_ms;
+    if (part["ideal_fill_rate"].is_number() && part["ideal_ttm_p50_ms"].is_number()) {
+        const double gap_points =
+            100.0 * (part["ideal_fill_rate"].get<double>() - part["fill_rate"].get<double>());
+        const double over_ms =
+            part["ttm_p50_ms"].get<double>() - part["ideal_ttm_p50_ms"].get<double>();
+        part["fill_gap_points"] = round_to(gap_points, 1);
+        part["ttm_p50_over_ideal_ms"] = round_to(over_ms, 1);
+        part["meets_targets"] = gap_points <= criteria.fill_gap_points && over_ms <= interval_ms &&
+                                part["violations"].get<std::size_t>() == 0 &&
+                                part["lost"].get<std::size_t>() == 0;
+    }
+    summary["teams"] = part;
 }
 
 void write_charts(const fs::path& dir, const std::map<std::string, std::vector<Point>>& systems,
@@ -240,6 +309,22 @@ std::string markdown(const json& summary) {
                         s["ideal_ttm_ms"]["p99"].get<double>(), 100 * s["fill_rate"].get<double>(),
                         100 * s["ideal_fill_rate"].get<double>(),
                         s["cpu_s_per_1k_matches"].get<double>(), s["rss_mb"].get<double>());
+    }
+    if (summary.contains("teams")) {
+        const json& t = summary["teams"];
+        const auto number = [](const json& value) {
+            return value.is_number() ? fmt::format("{}", value.get<double>()) : std::string("-");
+        };
+        table += fmt::format(
+            "\n| 3v3 | fill | ttm p50 (ms) | side difference p50 / p99 | violations |\n"
+            "|---|---:|---:|---:|---:|\n"
+            "| matchmesh | {:.1f}% | {} | {} / {} | {} |\n| ideal | {:.1f}% | {} | {} / {} | {} "
+            "|\n",
+            100 * t["fill_rate"].get<double>(), number(t["ttm_p50_ms"]),
+            number(t["side_difference_p50"]), number(t["side_difference_p99"]),
+            t["violations"].dump(), 100 * t.value("ideal_fill_rate", 0.0),
+            number(t["ideal_ttm_p50_ms"]), number(t["ideal_side_difference_p50"]),
+            number(t["ideal_side_difference_p99"]), t["ideal_violations"].dump());
     }
     table += fmt::format("\nrate ratio (matchmesh / redis): {}\n",
                          summary.value("rate_ratio", json()).dump());
@@ -364,7 +449,7 @@ int main(int argc, char** argv) {
     const std::map<std::string, std::vector<Point>> systems = read_runs(dir);
     json summary = json::object();
     for (const auto& [system, points] : systems) {
-        summary[system] = system_summary(points, criteria);
+        summary[system] = system_summary(dir, points, criteria);
     }
     if (summary.contains("matchmesh") && summary.contains("redis") &&
         summary["redis"]["max_rate"].get<double>() > 0) {
@@ -374,6 +459,7 @@ int main(int argc, char** argv) {
     }
     add_simulation(dir, summary);
     add_overload_phases(dir, summary);
+    add_teams(dir, criteria, summary);
     summary["criteria"] = {{"p99_limit_ms", criteria.p99_limit_ms},
                            {"fill_gap_points", criteria.fill_gap_points},
                            {"offered_share_min", criteria.offered_share_min}};

@@ -1,5 +1,6 @@
 #include "bench/cluster_driver.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -21,9 +22,11 @@
 #include <asio/use_awaitable.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/team_check.hpp"
 #include "mesh/asio/framed_stream.hpp"
 #include "mesh/asio/tcp_transport.hpp"
 #include "node/client_protocol.hpp"
+#include "node/match_result.hpp"
 #include "node/token.hpp"
 
 namespace matchmesh::bench {
@@ -61,6 +64,7 @@ private:
     asio::awaitable<std::string> connect_party(Party& party);
     asio::awaitable<Start> start_ticket(Party& party);
     asio::awaitable<void> await_end(Party& party);
+    void check_team_match(const Party& party, const ticket::PushMessage& push);
     asio::awaitable<bool> wait_to_retry(Party& party, std::chrono::milliseconds pause);
     void hang_up(Party& party);
     asio::awaitable<StreamPtr> open(const std::string& user, std::string& error);
@@ -407,9 +411,43 @@ asio::awaitable<void> Driver::await_end(Party& party) {
         record.outcome = push->kind == ticket::PushKind::success   ? Outcome::matched
                          : push->kind == ticket::PushKind::timeout ? Outcome::timed_out
                                                                    : Outcome::canceled;
+        if (record.outcome == Outcome::matched) {
+            check_team_match(party, *push);
+        }
         break;
     }
     close(party.streams.front());
+}
+
+// A team type's match, as its 220 tells every owner: the roster against the type's rules (each
+// owner of the room checks the same match, so every match is checked), and the roster names the
+// room of the push and every player of this party.
+void Driver::check_team_match(const Party& party, const ticket::PushMessage& push) {
+    const auto rules = options_.teams.find(party.arrival.type);
+    if (rules == options_.teams.end()) {
+        return;
+    }
+    TicketRecord& record = party.record;
+    const auto result = decode_match_result(push.payload);
+    if (!result) {
+        record.violations = {"no_match_result"};
+        return;
+    }
+    const TeamMatchCheck check = bench::check_team_match(*result, rules->second);
+    record.side_difference = check.side_difference;
+    record.spread = check.spread;
+    record.violations = check.violations;
+    if (result->room_id != push.room_id) {
+        record.violations.emplace_back("other_room");
+    }
+    for (const std::string& user : party.arrival.users) {
+        const bool listed = std::any_of(result->members.begin(), result->members.end(),
+                                        [&](const MatchedPlayer& p) { return p.user.str() == user; });
+        if (!listed) {
+            record.violations.emplace_back("player_missing");
+            break;
+        }
+    }
 }
 
 // Players due within a millisecond of each other start together: one timer a millisecond
@@ -501,35 +539,6 @@ ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,
     Driver driver(arrivals, options);
     return driver.run();
 }
-
-namespace {
-
-nlohmann::json record_json(const TicketRecord& record) {
-    return {{"arrived", record.arrived},  {"type", record.type},
-            {"party", record.party_size}, {"started_s", record.started_s},
-            {"ttm_ms", record.ttm_ms},    {"accepted_s", record.accepted_s},
-            {"ended_s", record.ended_s},
-            {"retries", record.retries},  {"outcome", static_cast<int>(record.outcome)},
-            {"room", record.room},        {"refusal", record.refusal}};
-}
-
-TicketRecord record_of(const nlohmann::json& json) {
-    TicketRecord record;
-    record.arrived = json.at("arrived").get<bool>();
-    record.type = json.at("type").get<int>();
-    record.party_size = json.at("party").get<int>();
-    record.started_s = json.at("started_s").get<double>();
-    record.ttm_ms = json.at("ttm_ms").get<double>();
-    record.accepted_s = json.at("accepted_s").get<double>();
-    record.ended_s = json.at("ended_s").get<double>();
-    record.retries = json.at("retries").get<int>();
-    record.outcome = static_cast<Outcome>(json.at("outcome").get<int>());
-    record.room = json.at("room").get<std::string>();
-    record.refusal = json.at("refusal").get<std::string>();
-    return record;
-}
-
-}  // namespace
 
 ClusterRun drive_cluster_in_processes(const std::vector<Arrival>& arrivals,
                                       const ClusterDriverOptions& options, int processes) {

@@ -4,13 +4,16 @@
 // Each record's time to match runs from the player's arrival (when the trace has it set out to
 // connect) to the terminal push (220/219/222), as the other backends measure it: a connection
 // the node is slow to take, or a refusal and its wait, is part of the player's wait. The record
-// also keeps when the accepted start was sent, for the time to match of accepted tickets.
+// also keeps when the accepted start was sent, for the time to match of accepted tickets, and for
+// a team type the match the 220 carries, checked against the type's rules.
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "bench/outcomes.hpp"
 #include "bench/trace.hpp"
+#include "config/config.hpp"
 
 namespace matchmesh::bench {
 
@@ -25,6 +28,10 @@ struct ClusterDriverOptions {
     std::size_t backoff_connections_max = 5000;
     std::uint64_t seed = 1;
     bool progress = true;  // a line on stderr every 5 s
+    // Team types' rules, by ticket type: every owner's 220 of such a type has its MatchResult
+    // checked against them (bench/team_check.hpp), its side difference and spread kept in the
+    // record.
+    std::map<int, config::TeamsRule> teams;
 };
 
 struct ClusterRun {

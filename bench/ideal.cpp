@@ -1,11 +1,14 @@
 #include "bench/ideal.hpp"
 
 #include <cstdlib>
+#include <limits>
 #include <list>
+#include <memory>
 #include <queue>
 
 #include <fmt/format.h>
 
+#include "bench/ideal_teams.hpp"
 #include "bench/rules.hpp"
 
 namespace matchmesh::bench {
@@ -18,14 +21,14 @@ struct Waiting {
     int size;
 };
 
-class TypeMatcher {
+class TypeMatcher final : public TypeIdeal {
 public:
     TypeMatcher(MatchRules rules, const std::vector<Arrival>& arrivals,
                 std::vector<TicketRecord>& records, std::size_t& rooms)
         : rules_(rules), arrivals_(arrivals), records_(records), rooms_(rooms) {}
 
     // Advances virtual time to `now`, handling the timers due before it.
-    void advance(double now) {
+    void advance(double now) override {
         while (!timers_.empty() && timers_.top().first <= now) {
             const auto [at, index] = timers_.top();
             timers_.pop();
@@ -33,7 +36,7 @@ public:
         }
     }
 
-    void arrive(std::size_t index) {
+    void arrive(std::size_t index) override {
         const Arrival& arrival = arrivals_[index];
         const Waiting newcomer{index, arrival.at, arrival.rating,
                                static_cast<int>(arrival.users.size())};
@@ -142,10 +145,11 @@ std::vector<TicketRecord> ideal_outcomes(const std::vector<Arrival>& arrivals,
                                          const std::map<int, config::TicketTypeConfig>& types) {
     std::vector<TicketRecord> records(arrivals.size());
     std::size_t rooms = 0;
-    std::map<int, TypeMatcher> matchers;
+    std::map<int, std::unique_ptr<TypeIdeal>> matchers;
     for (const auto& [number, type] : types) {
-        matchers.emplace(std::piecewise_construct, std::forward_as_tuple(number),
-                         std::forward_as_tuple(rules_for(type), arrivals, records, rooms));
+        matchers[number] =
+            type.teams ? team_ideal(type, arrivals, records, rooms)
+                       : std::make_unique<TypeMatcher>(rules_for(type), arrivals, records, rooms);
     }
     for (std::size_t index = 0; index < arrivals.size(); ++index) {
         const Arrival& arrival = arrivals[index];
@@ -161,12 +165,12 @@ std::vector<TicketRecord> ideal_outcomes(const std::vector<Arrival>& arrivals,
             continue;
         }
         for (auto& [number, each] : matchers) {
-            each.advance(arrival.at);
+            each->advance(arrival.at);
         }
-        matcher->second.arrive(index);
+        matcher->second->arrive(index);
     }
     for (auto& [number, matcher] : matchers) {
-        matcher.advance(std::numeric_limits<double>::infinity());
+        matcher->advance(std::numeric_limits<double>::infinity());
     }
     return records;
 }

@@ -10,7 +10,9 @@
 // completions, fill rate, time to match and matches per second, overall and per ticket type;
 // with --admin it also reads each node's peak resident memory from its metrics port. --json
 // writes the report; --chart draws time to match over the run (gnuplot); --samples writes every
-// matched ticket's time to match.
+// matched ticket's time to match; --records every ticket's record, for a look at single tickets.
+// For a team type (with --config) every match the cluster reports is checked against the type's
+// rules, and the report gives the sides' difference and the violations for it and the ideal.
 //
 // --config names the cluster's config: its ticket types drive the ideal matcher, whose figures
 // on the same arrivals are reported next to the measured ones ("ideal" in the report).
@@ -69,6 +71,7 @@ struct Options {
     std::string json_path;
     std::string chart_path;
     std::string samples_path;
+    std::string records_path;
     bool quiet = false;
 };
 
@@ -102,8 +105,43 @@ void print_table(const nlohmann::json& report, const char* title) {
                 report["goodput_per_s"].get<double>());
 }
 
-// Ours next to the ideal's, per ticket type: time to match and fill rate, and the gaps.
-nlohmann::json compare(const nlohmann::json& measured, const nlohmann::json& ideal) {
+// Team matches per type: how far apart the sides were, and the matches that broke a limit.
+void print_teams(const nlohmann::json& report, const char* who) {
+    for (const auto& [type, part] : report["by_type"].items()) {
+        if (!part.contains("teams")) {
+            continue;
+        }
+        const nlohmann::json& teams = part["teams"];
+        std::printf(
+            "teams type %s (%s): %zu matches, side difference p50 %.1f p99 %.1f max %.1f, "
+            "spread p50 %.0f, violations %zu %s\n",
+            type.c_str(), who, teams["matches"].get<std::size_t>(),
+            teams["side_difference"]["p50"].get<double>(),
+            teams["side_difference"]["p99"].get<double>(),
+            teams["side_difference"]["max"].get<double>(), teams["spread"]["p50"].get<double>(),
+            teams["violations"].get<std::size_t>(),
+            teams["violation_kinds"].empty() ? "" : teams["violation_kinds"].dump().c_str());
+    }
+}
+
+// A team type's match quality next to the ideal's.
+void add_team_gaps(const nlohmann::json& part, const nlohmann::json& best, nlohmann::json& gap) {
+    if (part.contains("teams")) {
+        gap["side_difference_p50"] = part["teams"]["side_difference"]["p50"];
+        gap["side_difference_p99"] = part["teams"]["side_difference"]["p99"];
+        gap["violations"] = part["teams"]["violations"];
+    }
+    if (best.contains("teams")) {
+        gap["ideal_side_difference_p50"] = best["teams"]["side_difference"]["p50"];
+        gap["ideal_side_difference_p99"] = best["teams"]["side_difference"]["p99"];
+        gap["ideal_violations"] = best["teams"]["violations"];
+    }
+}
+
+// Ours next to the ideal's, per ticket type: time to match and fill rate, and the gaps; the
+// type's search interval, the slack one search allows the cluster over the ideal.
+nlohmann::json compare(const nlohmann::json& measured, const nlohmann::json& ideal,
+                       const std::map<int, config::TicketTypeConfig>& ticket_types) {
     auto gaps = nlohmann::json::object();
     for (const auto& [type, part] : measured["by_type"].items()) {
         if (!ideal["by_type"].contains(type)) {
@@ -124,6 +162,10 @@ nlohmann::json compare(const nlohmann::json& measured, const nlohmann::json& ide
             {"ideal_fill_rate", best["fill_rate"]},
             {"fill_rate_gap_points",
              round1(100.0 * (best["fill_rate"].get<double>() - part["fill_rate"].get<double>()))}};
+        if (const auto config = ticket_types.find(std::stoi(type)); config != ticket_types.end()) {
+            gaps[type]["search_interval_ms"] = config->second.search_interval_ms;
+        }
+        add_team_gaps(part, best, gaps[type]);
     }
     return gaps;
 }
@@ -347,6 +389,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options,
                    "sign hello tokens with this cluster secret");
     app.add_option("--json", options.json_path, "write the report here");
     app.add_option("--chart", options.chart_path, "draw time to match into this PNG");
+    app.add_option("--records", options.records_path,
+                   "write every ticket's record here (JSON lines, in arrival order)");
     app.add_option("--samples", options.samples_path,
                    "write each matched ticket's time to match here");
     app.add_flag("--quiet", options.quiet, "no progress lines");
@@ -403,10 +447,21 @@ double generator_cpu_seconds() {
 // Players against the cluster; the nodes' CPU time, frames and peak memory go into `extra`.
 std::vector<TicketRecord> drive_cluster(const Options& options,
                                         const std::vector<Arrival>& arrivals,
+                                        const std::map<int, config::TicketTypeConfig>& ticket_types,
                                         nlohmann::json& extra) {
-    ClusterDriverOptions driver{options.nodes, options.value_name,     options.token_secret,
-                                options.grace, options.retry_patience, options.shape.seed,
-                                !options.quiet};
+    ClusterDriverOptions driver;
+    driver.nodes = options.nodes;
+    driver.value_name = options.value_name;
+    driver.token_secret = options.token_secret;
+    driver.grace_s = options.grace;
+    driver.retry_patience_s = options.retry_patience;
+    driver.seed = options.shape.seed;
+    driver.progress = !options.quiet;
+    for (const auto& [number, type] : ticket_types) {
+        if (type.teams) {
+            driver.teams[number] = *type.teams;
+        }
+    }
     // The nodes' CPU time and frame counts are sampled each second: wait for a fresh sample
     // before and after.
     const auto cpu_of = [&](const std::string& admin) {
@@ -491,11 +546,13 @@ void print_report(const Options& options, nlohmann::json& report,
     print_table(report, options.backend == "cluster" ? "matchmesh cluster"
                         : options.backend == "redis" ? "Redis baseline"
                                                      : "ideal matcher");
+    print_teams(report, options.backend.c_str());
     if (!ticket_types.empty() && options.backend != "ideal") {
         const nlohmann::json ideal = summarize(ideal_outcomes(arrivals, ticket_types), window);
         report["ideal"] = ideal;
-        report["vs_ideal"] = compare(report, ideal);
+        report["vs_ideal"] = compare(report, ideal, ticket_types);
         print_comparison(report["vs_ideal"]);
+        print_teams(ideal, "ideal");
         if (report["refused"].get<std::size_t>() > 0 || report["retries"].get<std::size_t>() > 0) {
             // What the ideal matcher makes of the arrivals the cluster took, as it took them.
             const auto accepted = accepted_arrivals(arrivals, records);
@@ -554,7 +611,7 @@ int main(int argc, char** argv) {
     std::vector<TicketRecord> records;
     nlohmann::json extra = nlohmann::json::object();
     if (options.backend == "cluster") {
-        records = drive_cluster(options, *arrivals, extra);
+        records = drive_cluster(options, *arrivals, ticket_types, extra);
     } else if (options.backend == "redis") {
         RedisBaselineOptions redis{options.redis, options.redis_workers, options.grace};
         auto run = run_redis_baseline(*arrivals, ticket_types, redis);
@@ -577,6 +634,12 @@ int main(int argc, char** argv) {
     if (!options.json_path.empty()) {
         std::ofstream(options.json_path) << report.dump(2) << "\n";
         std::printf("report: %s\n", options.json_path.c_str());
+    }
+    if (!options.records_path.empty()) {
+        std::ofstream file(options.records_path);
+        for (const TicketRecord& record : records) {
+            file << record_json(record).dump() << "\n";
+        }
     }
     if (!options.samples_path.empty()) {
         write_samples(options.samples_path, records);

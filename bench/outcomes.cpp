@@ -29,6 +29,40 @@ nlohmann::json percentiles(std::vector<double> values) {
             {"max", round1(values.empty() ? 0.0 : values.back())}};
 }
 
+// Team matches, one entry per room (its players' owners all report the same match); none when
+// no record carries a team match.
+nlohmann::json summarize_teams(const std::vector<const TicketRecord*>& records) {
+    std::map<std::string, const TicketRecord*> by_room;
+    for (const TicketRecord* record : records) {
+        if (record->outcome == Outcome::matched &&
+            (record->side_difference || !record->violations.empty())) {
+            by_room.try_emplace(record->room, record);
+        }
+    }
+    if (by_room.empty()) {
+        return nullptr;
+    }
+    std::vector<double> differences;
+    std::vector<double> spreads;
+    std::size_t violations = 0;
+    std::map<std::string, std::size_t> kinds;
+    for (const auto& [room, record] : by_room) {
+        if (record->side_difference) {
+            differences.push_back(*record->side_difference);
+            spreads.push_back(static_cast<double>(record->spread));
+        }
+        violations += record->violations.empty() ? 0 : 1;
+        for (const std::string& kind : record->violations) {
+            ++kinds[kind];
+        }
+    }
+    return {{"matches", by_room.size()},
+            {"side_difference", percentiles(std::move(differences))},
+            {"spread", percentiles(std::move(spreads))},
+            {"violations", violations},
+            {"violation_kinds", kinds}};
+}
+
 nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, double window_s) {
     std::map<Outcome, std::size_t> counts;
     std::vector<double> ttm;
@@ -99,10 +133,52 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
     if (!refusals.empty()) {
         result["refusals"] = refusals;
     }
+    if (nlohmann::json teams = summarize_teams(records); !teams.is_null()) {
+        result["teams"] = std::move(teams);
+    }
     return result;
 }
 
 }  // namespace
+
+nlohmann::json record_json(const TicketRecord& record) {
+    return {{"arrived", record.arrived},
+            {"type", record.type},
+            {"party", record.party_size},
+            {"started_s", record.started_s},
+            {"ttm_ms", record.ttm_ms},
+            {"accepted_s", record.accepted_s},
+            {"ended_s", record.ended_s},
+            {"retries", record.retries},
+            {"outcome", static_cast<int>(record.outcome)},
+            {"room", record.room},
+            {"refusal", record.refusal},
+            {"side_difference",
+             record.side_difference ? nlohmann::json(*record.side_difference) : nlohmann::json()},
+            {"spread", record.spread},
+            {"violations", record.violations}};
+}
+
+TicketRecord record_of(const nlohmann::json& json) {
+    TicketRecord record;
+    record.arrived = json.at("arrived").get<bool>();
+    record.type = json.at("type").get<int>();
+    record.party_size = json.at("party").get<int>();
+    record.started_s = json.at("started_s").get<double>();
+    record.ttm_ms = json.at("ttm_ms").get<double>();
+    record.accepted_s = json.at("accepted_s").get<double>();
+    record.ended_s = json.at("ended_s").get<double>();
+    record.retries = json.at("retries").get<int>();
+    record.outcome = static_cast<Outcome>(json.at("outcome").get<int>());
+    record.room = json.at("room").get<std::string>();
+    record.refusal = json.at("refusal").get<std::string>();
+    if (const auto& difference = json.at("side_difference"); !difference.is_null()) {
+        record.side_difference = difference.get<double>();
+    }
+    record.spread = json.at("spread").get<std::int64_t>();
+    record.violations = json.at("violations").get<std::vector<std::string>>();
+    return record;
+}
 
 nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s) {
     std::vector<const TicketRecord*> all;

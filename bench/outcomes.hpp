@@ -2,6 +2,8 @@
 // What happened to each ticket of a benchmark run, and the summary every backend reports:
 // started, completed, timed out, canceled, fill rate, matches per second, time to match.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,12 @@ struct TicketRecord {
     Outcome outcome = Outcome::unfinished;
     std::string room;     // tickets with the same room matched together
     std::string refusal;  // why, when refused
+    // Team types, on a matched record: the match's difference between sides and rating spread
+    // (as the cluster's MatchResult gives them, or as the ideal split the room), and the
+    // configured limits the match broke, by name (none: it kept them all).
+    std::optional<double> side_difference;
+    std::int64_t spread = 0;
+    std::vector<std::string> violations;
 };
 
 // Summary keys: tickets_started (accepted), completed, timed_out, canceled, unfinished (accepted,
@@ -34,7 +42,14 @@ struct TicketRecord {
 // players_retried, ttm_ms {p50, p90, p99, max} of matched tickets, from their arrival (a wait to
 // be accepted, or a connection the node was slow to take, is part of a player's wait), and where
 // the backend tells when a start was accepted, accepted_ttm_ms the same from that start; by_type
-// holds the same per ticket type.
+// holds the same per ticket type. Where matches carry a side difference (team types), `teams`
+// gives, per match (room): matches, side_difference and spread {p50, p90, p99, max}, violations
+// (matches that broke a configured limit) and violation_kinds (matches per limit broken).
+// A record as one JSON object and back (player processes hand their records over as JSON
+// lines); record_of throws nlohmann's errors on an object record_json did not write.
+[[nodiscard]] nlohmann::json record_json(const TicketRecord& record);
+[[nodiscard]] TicketRecord record_of(const nlohmann::json& json);
+
 [[nodiscard]] nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s);
 
 }  // namespace matchmesh::bench

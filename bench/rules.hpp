@@ -7,7 +7,9 @@
 //   of the anchor's rating, parties whole, at most `max_members` players;
 // - a group completes when full, or — with completeWhen — once it holds `min_members` players and
 //   its anchor has waited `complete_after_s`;
-// - a party not in a completed group by `duration_s` after its arrival times out.
+// - a party not in a completed group by `duration_s` after its arrival times out;
+// - a team type's group (count x size players) completes only with a split of its parties into
+//   sides that keeps the type's team rules (ticket/teams.hpp), as the cluster's rooms admit.
 
 #include <cstdint>
 #include <optional>

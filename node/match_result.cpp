@@ -38,10 +38,15 @@ matching::Properties integer_values(const ticket::User& user) {
 }  // namespace
 
 ticket::TeamRules team_rules(const config::TeamsRule& teams) {
-    return ticket::TeamRules{teams.count,      teams.size,
-                             teams.rating,     teams.party_bonus,
-                             teams.max_spread, teams.max_team_difference,
-                             teams.premade_parity};
+    ticket::TeamRules rules;
+    rules.count = teams.count;
+    rules.size = teams.size;
+    rules.rating = teams.rating;
+    rules.party_bonus = teams.party_bonus;
+    rules.max_spread = teams.max_spread;
+    rules.max_team_difference = teams.max_team_difference;
+    rules.premade_parity = teams.premade_parity;
+    return rules;  // no newcomer reach: the config alone does not say who can find a room
 }
 
 MatchResult match_result(const std::string& room_id, const config::TicketTypeConfig& type,

@@ -1,9 +1,11 @@
 #include "node/ticket_types.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "mesh/base/assert.hpp"
 #include "node/match_result.hpp"
 
 namespace matchmesh::node {
@@ -230,18 +232,10 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
             tag += shared;
         }
     }
-    const matching::Profile* profile = profiles_.find(type.profiles.front());
     for (const auto& [property, rule] : type.properties) {
         const std::int64_t value = integer_of(owner.data, rule.value).value_or(0);
         params.add_properties[property] = value;
-        std::int64_t width = 1;
-        if (profile != nullptr) {
-            for (const auto& defined : profile->properties) {
-                if (defined.name == property) {
-                    width = defined.width;
-                }
-            }
-        }
+        const std::int64_t width = bucket_width(type.profiles.front(), property);
         params.search_properties[property] = search_values(value, rule.search_spread, width);
         std::optional<std::int64_t> spread;
         for (const config::RelaxStep& step : type.relax) {
@@ -282,6 +276,57 @@ ticket::TicketParams ConfiguredTicketTypes::params_for(const config::TicketTypeC
     return params;
 }
 
+std::int64_t ConfiguredTicketTypes::bucket_width(const std::string& profile_id,
+                                                 const std::string& property) const {
+    const matching::Profile* profile = profiles_.find(profile_id);
+    if (profile != nullptr) {
+        for (const auto& defined : profile->properties) {
+            if (defined.name == property) {
+                return std::max<std::int64_t>(defined.width, 1);
+            }
+        }
+    }
+    return 1;
+}
+
+// A searcher asks for the buckets of its own rating and of `steps` first-profile widths each
+// side (params_for), under each of the type's profiles: whoever finds a room is rated less than
+// steps widths plus one bucket of the widest profile from the rating the room's owner added it
+// under. A room that no player within that reach could complete is refused a party that would
+// leave it so, rather than waiting out its ticket (ticket/teams.hpp).
+ticket::TeamRules ConfiguredTicketTypes::team_rules_for(
+    const config::TicketTypeConfig& type) const {
+    MM_ASSERT(type.teams.has_value());
+    ticket::TeamRules rules = team_rules(*type.teams);
+    for (const auto& [property, rule] : type.properties) {
+        if (rule.value != type.teams->rating) {
+            continue;
+        }
+        const std::int64_t width = bucket_width(type.profiles.front(), property);
+        std::int64_t spread = rule.search_spread;  // the widest any relax step reaches
+        for (const config::RelaxStep& step : type.relax) {
+            spread = std::max(spread, step.search_spread.value_or(0));
+        }
+        const std::int64_t steps =
+            std::min<std::int64_t>(std::max<std::int64_t>(spread, 0) / width,
+                                   static_cast<std::int64_t>((range_values_max_ - 1) / 2));
+        std::int64_t widest = width;
+        for (const std::string& profile : type.profiles) {
+            widest = std::max(widest, bucket_width(profile, property));
+        }
+        const std::int64_t reach = steps * width + widest;
+        rules.newcomer_reach = std::min(rules.newcomer_reach.value_or(reach), reach);
+    }
+    if (type.allow_match && type.allow_match->value == type.teams->rating) {
+        std::int64_t reach = type.allow_match->max_difference;
+        for (const config::RelaxStep& step : type.relax) {
+            reach = std::max(reach, step.max_difference.value_or(0));
+        }
+        rules.newcomer_reach = std::min(rules.newcomer_reach.value_or(reach), reach);
+    }
+    return rules;
+}
+
 ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeConfig& type,
                                                        ticket::TicketService& tickets) {
     ticket::Callbacks callbacks;
@@ -310,11 +355,13 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
         };
     }
     if (type.teams) {
-        callbacks.allow_party_if = [this, rules](const std::vector<ticket::Member>& members,
-                                                 const std::vector<ticket::SharedUser>& party) {
-            ticket::TeamRules now = team_rules(*rules->teams);
+        callbacks.allow_party_if = [this, rules, base = team_rules_for(type)](
+                                       const std::vector<ticket::Member>& members,
+                                       const std::vector<ticket::SharedUser>& party) {
+            ticket::TeamRules now = base;
             if (!members.empty()) {
-                now.max_team_difference = in_force(*rules, members.front().user->id).max_team_difference;
+                now.max_team_difference =
+                    in_force(*rules, members.front().user->id).max_team_difference;
             }
             return ticket::can_still_form(ticket::parties_of(members, party, now), now);
         };

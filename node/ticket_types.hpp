@@ -27,6 +27,7 @@
 #include "node/match_result.hpp"
 #include "node/relaxed_limits.hpp"
 #include "ticket/service.hpp"
+#include "ticket/teams.hpp"
 
 namespace matchmesh::node {
 
@@ -63,7 +64,13 @@ public:
     [[nodiscard]] ticket::TicketParams params_for(const config::TicketTypeConfig& type,
                                                   const ticket::User& owner);
 
+    // A team type's rules, with the reach of the searches that can find one of its rooms
+    // (exposed for tests). `type.teams` must be set.
+    [[nodiscard]] ticket::TeamRules team_rules_for(const config::TicketTypeConfig& type) const;
+
 private:
+    [[nodiscard]] std::int64_t bucket_width(const std::string& profile,
+                                            const std::string& property) const;
     ticket::Callbacks callbacks_for(const config::TicketTypeConfig& type,
                                     ticket::TicketService& tickets);
     [[nodiscard]] std::int64_t spread(int amount);

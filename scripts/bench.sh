@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The comparison in one run, on this machine: matchmesh (3 nodes on loopback) and the Redis
 # baseline replay the same 1v1 arrival traces at rising rates; the ideal matcher scores each
-# trace; the simulated cluster gives the costs noise cannot move (bytes per waiting ticket, cost
-# against pool size, cost per match against cluster size, and with --instructions instructions
-# per match under callgrind).
+# trace; a 3v3 run of mixed parties meets matchmesh and the ideal; the simulated cluster gives
+# the costs noise cannot move (bytes per waiting ticket, cost against pool size, cost per match
+# against cluster size, and with --instructions instructions per match under callgrind).
 #
 #   scripts/bench.sh                  the full ramp, 250 to 14,000 arrivals/s, then past the
 #                                     ceiling: a burst and twice the highest sustained rate
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; shift ;;
         --instructions) instructions=1; shift ;;
         --out) out_dir=$2; shift 2 ;;
-        *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+        *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
 
@@ -121,6 +121,19 @@ for rate in "${rates[@]}"; do
         --samples "$out_dir/runs/redis-$rate.samples" --json "$out_dir/runs/redis-$rate.json" |
         grep -E "^all|server CPU" || true
 done
+
+# Team matches against the same cluster: 3v3 (type 3) of solos (70%), pairs (20%) and trios (10%),
+# 600 players a second (the generator's rate counts parties: 600 / 1.4 players a party = 429),
+# with the ideal on the same trace. Every match the cluster reports is checked against the rules.
+team=(--quiet --config "$config" --type 3 --party 3:1=0.7 --party 3:2=0.2 --party 3:3=0.1
+    --rating-mean 1500 --rating-sd 300 --grace 15)
+if [ $quick -eq 1 ]; then team_duration=5; else team_duration=20; fi
+trace="$out_dir/traces/3v3.jsonl"
+"$bin/matchmesh-bench" "${team[@]}" --backend ideal --rate 429 --duration "$team_duration" \
+    --seed 33 --trace-out "$trace" --json "$out_dir/runs/team-ideal.json" >/dev/null
+echo "bench: 3v3, 600 players/s (429 parties/s) for ${team_duration}s: matchmesh"
+on_players "$bin/matchmesh-bench" "${team[@]}" --trace "$trace" --nodes "$nodes" --admin "$admins" \
+    --json "$out_dir/runs/team-matchmesh.json" | grep -E "^3 |^teams|^unfinished" || true
 
 # Past the ceiling, against matchmesh: a burst of ten times the highest sustained rate for 4 s,
 # then 200/s for 20 s; and a step at twice that rate. Players refused as overloaded try again

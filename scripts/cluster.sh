@@ -46,7 +46,7 @@ write_config() {
   "matching": {
     "distributionRate": 50,
     "profiles": {"RankMatch": {"rank": 100}, "LevelMatch": {"level": 10},
-                 "Duel": {"rank": 100}, "Arena": {"rank": 200}}
+                 "Duel": {"rank": 100}, "Arena": {"rank": 200}, "Team": {"rank": 100}}
   },
   "ticketTypes": {
     "1": {"name": "duel", "profiles": ["Duel"], "maxMembers": 2,
@@ -57,6 +57,13 @@ write_config() {
     "2": {"name": "ffa5", "profiles": ["Arena"], "maxMembers": 5,
           "properties": {"rank": {"value": "rating", "searchSpread": 400}},
           "completeWhen": {"minMembers": 3, "afterSeconds": 8},
+          "ticketDurationSeconds": 20, "searchIntervalMs": 150, "searchTries": 2,
+          "randomize": {"searchIntervalMs": 50, "searchTries": 1}},
+    "3": {"name": "3v3", "profiles": ["Team"],
+          "properties": {"rank": {"value": "rating", "searchSpread": 400}},
+          "teams": {"count": 2, "size": 3, "rating": "rating", "partyBonus": {"2": 20, "3": 40},
+                    "maxTeamDifference": 100, "premadeParity": true},
+          "partySize": {"max": 3},
           "ticketDurationSeconds": 20, "searchIntervalMs": 150, "searchTries": 2,
           "randomize": {"searchIntervalMs": 50, "searchTries": 1}}
   }

@@ -1,6 +1,7 @@
 #include "ticket/teams.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "mesh/base/assert.hpp"
@@ -221,6 +222,71 @@ bool packs(const std::vector<int>& sizes, std::size_t next, std::vector<int>& fr
     return false;
 }
 
+// Whether the seats left can balance the sides: each player still to come is rated within
+// [lowest, highest], independently, and plays at that plus the bonus of a party that fits in the
+// seats left on its side; so each side's rating can be anything in an interval, and the sides can
+// come within the maximum difference unless the highest lower end is further than that above the
+// lowest upper end. Sides are tried for every placement of the known parties (by size only:
+// parity is a further constraint, so a placement refused here would be refused with it too).
+struct Reachable {
+    const std::vector<TeamParty>& parties;
+    const TeamRules& rules;
+    std::vector<double> effective;
+    double lowest = 0;   // the lowest rating a player still to come may have
+    double highest = 0;  // and the highest
+    int steps = 0;
+
+    // The least and the most bonus a player gets in a party of at most `seats` players.
+    [[nodiscard]] std::pair<double, double> bonuses(int seats) const {
+        std::int64_t least = 0;  // a solo's
+        std::int64_t most = 0;
+        for (const auto& [size, bonus] : rules.party_bonus) {
+            if (size <= seats) {
+                least = std::min(least, bonus);
+                most = std::max(most, bonus);
+            }
+        }
+        return {static_cast<double>(least), static_cast<double>(most)};
+    }
+
+    [[nodiscard]] bool balanced(const Sides& sides) const {
+        double highest_low = -std::numeric_limits<double>::infinity();
+        double lowest_high = std::numeric_limits<double>::infinity();
+        for (std::size_t side = 0; side < sides.players.size(); ++side) {
+            const int seats = rules.size - sides.players[side];
+            const auto [least, most] = bonuses(seats);
+            highest_low = std::max(
+                highest_low, (sides.rating_sums[side] + seats * (lowest + least)) / rules.size);
+            lowest_high = std::min(
+                lowest_high, (sides.rating_sums[side] + seats * (highest + most)) / rules.size);
+        }
+        return highest_low - lowest_high <= static_cast<double>(*rules.max_team_difference);
+    }
+
+    bool any_placement(std::size_t next, int sides_used, Sides& sides) {
+        if (++steps > packing_steps_max) {
+            return true;  // too many placements to try: admitted, as without a reach
+        }
+        if (next == parties.size()) {
+            return balanced(sides);
+        }
+        const int size = static_cast<int>(parties[next].size());
+        const int open = std::min(sides_used + 1, rules.count);
+        for (int side = 0; side < open; ++side) {
+            if (sides.players[static_cast<std::size_t>(side)] + size > rules.size) {
+                continue;
+            }
+            sides.add(side, size, effective[next], 1);
+            const bool found = any_placement(next + 1, std::max(sides_used, side + 1), sides);
+            sides.add(side, size, effective[next], -1);
+            if (found) {
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
 }  // namespace
 
 double effective_rating(const TeamParty& party, const TeamRules& rules) {
@@ -233,6 +299,38 @@ double effective_rating(const TeamParty& party, const TeamRules& rules) {
     return sum / static_cast<double>(party.size()) +
            (bonus == rules.party_bonus.end() ? 0.0 : static_cast<double>(bonus->second));
 }
+
+namespace {
+
+// Players still to come are rated within the reach of the room's first player, and within the
+// spread limit of those already in.
+bool balance_reachable(const std::vector<TeamParty>& parties, const TeamRules& rules) {
+    MM_ASSERT(rules.newcomer_reach && rules.max_team_difference && !parties.front().empty());
+    std::int64_t lowest = parties.front().front() - *rules.newcomer_reach;
+    std::int64_t highest = parties.front().front() + *rules.newcomer_reach;
+    if (rules.max_spread) {
+        std::int64_t room_lowest = INT64_MAX;
+        std::int64_t room_highest = INT64_MIN;
+        for (const TeamParty& party : parties) {
+            room_lowest = std::min(room_lowest, *std::min_element(party.begin(), party.end()));
+            room_highest = std::max(room_highest, *std::max_element(party.begin(), party.end()));
+        }
+        lowest = std::max(lowest, room_highest - *rules.max_spread);
+        highest = std::min(highest, room_lowest + *rules.max_spread);
+    }
+    if (lowest > highest) {
+        return false;  // nobody may still come, and seats are left
+    }
+    Reachable reachable{
+        parties, rules, {}, static_cast<double>(lowest), static_cast<double>(highest)};
+    for (const TeamParty& party : parties) {
+        reachable.effective.push_back(effective_rating(party, rules));
+    }
+    Sides sides(rules.count);
+    return reachable.any_placement(0, 0, sides);
+}
+
+}  // namespace
 
 std::optional<TeamSplit> split_teams(const std::vector<TeamParty>& parties,
                                      const TeamRules& rules) {
@@ -312,7 +410,11 @@ bool can_still_form(const std::vector<TeamParty>& parties, const TeamRules& rule
     std::sort(sizes.rbegin(), sizes.rend());
     std::vector<int> free_seats(static_cast<std::size_t>(rules.count), rules.size);
     int steps = 0;
-    return packs(sizes, 0, free_seats, steps);
+    if (!packs(sizes, 0, free_seats, steps)) {
+        return false;
+    }
+    return !rules.max_team_difference || !rules.newcomer_reach || parties.empty() ||
+           rules.players() > exact_split_players_max || balance_reachable(parties, rules);
 }
 
 namespace {

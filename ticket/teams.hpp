@@ -27,6 +27,11 @@ struct TeamRules {
     std::optional<std::int64_t> max_spread;
     std::optional<std::int64_t> max_team_difference;
     bool premade_parity = false;  // each side holds as many parties of each size (2 or more)
+    // How far from the room's first player's rating a player still to come may be rated (the
+    // reach of the searches that can find the room). With max_team_difference, a room not yet
+    // full is refused when no such players could balance its sides: it would only wait out its
+    // ticket. Unset: any rating may still come.
+    std::optional<std::int64_t> newcomer_reach;
 
     [[nodiscard]] int players() const { return count * size; }
 };
@@ -50,8 +55,10 @@ inline constexpr int exact_split_players_max = 12;
                                                    const TeamRules& rules);
 
 // Whether these parties (a room not yet full) can still become a match: they fit on the sides,
-// their spread is within the limit, and premade parity can still be reached with the seats left.
-// A full room is asked the same as split_teams.
+// their spread is within the limit, premade parity can still be reached with the seats left, and
+// with newcomer_reach, players rated within it could fill the seats left with sides within the
+// maximum difference (up to exact_split_players_max players; beyond, not asked). A full room is
+// asked the same as split_teams.
 [[nodiscard]] bool can_still_form(const std::vector<TeamParty>& parties, const TeamRules& rules);
 
 [[nodiscard]] double effective_rating(const TeamParty& party, const TeamRules& rules);

@@ -151,3 +151,24 @@ TEST_CASE("ticket types: application data travels with the user's next ticket") 
     CHECK(types.params_for(fixture.config.ticket_types.at(1), Fixture::player(1))
               .application_data.empty());
 }
+
+TEST_CASE("ticket types: a team type's rooms expect players within the reach of its search") {
+    // Rank buckets of 100 searched 400 each side: a searcher four buckets from a room's owner
+    // finds it, at most 499 from the owner's rating; with a range of 5 values only two buckets
+    // each side are searched; a search on another value says nothing of the rating.
+    Fixture fixture(R"({"3": {"profiles": ["Duel"],
+            "teams": {"size": 3, "rating": "rating", "maxTeamDifference": 100},
+            "properties": {"rank": {"value": "rating", "searchSpread": 400}}},
+        "4": {"profiles": ["Duel"], "teams": {"size": 3, "rating": "rating"},
+            "properties": {"rank": {"value": "level", "searchSpread": 400}}}})");
+    node::ConfiguredTicketTypes wide(fixture.config.ticket_types, fixture.profiles,
+                                     fixture.scheduler, 64, 1);
+    CHECK(wide.team_rules_for(fixture.config.ticket_types.at(3)).newcomer_reach == 500);
+    CHECK_FALSE(wide.team_rules_for(fixture.config.ticket_types.at(4)).newcomer_reach);
+    node::ConfiguredTicketTypes narrow(fixture.config.ticket_types, fixture.profiles,
+                                       fixture.scheduler, 5, 1);
+    CHECK(narrow.team_rules_for(fixture.config.ticket_types.at(3)).newcomer_reach == 300);
+    CHECK(narrow.params_for(fixture.config.ticket_types.at(3), Fixture::player(1500))
+              .search_properties.at("rank")
+              .size() == 5);
+}

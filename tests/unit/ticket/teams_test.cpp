@@ -156,6 +156,73 @@ TEST_CASE("ticket/teams: a partial room is admitted while it can still form a ma
     CHECK_FALSE(can_still_form({{1, 1}, {1}, {1}, {1}}, rules));  // no seats left for one
 }
 
+TEST_CASE("ticket/teams: a room no player within reach could balance is refused a party") {
+    // A 3v3 with a pair (1683) and a solo: a second pair at 1214 must face the first (parity), and
+    // the last seat would need 296-896 or 2172-2772, none within 400 of the room's first player.
+    TeamRules rules = sides_of(2, 3);
+    rules.party_bonus = {{2, 20}, {3, 40}};
+    rules.max_team_difference = 100;
+    rules.premade_parity = true;
+    const std::vector<TeamParty> far{{1683, 1683}, {1534}, {1214, 1214}};
+    CHECK(can_still_form(far, rules));  // any rating may come: 2200 would do
+    rules.newcomer_reach = 400;
+    CHECK_FALSE(can_still_form(far, rules));
+    CHECK(can_still_form({{1683, 1683}, {1534}, {1500, 1500}}, rules));
+    CHECK(can_still_form({{1683, 1683}, {1214}}, rules));  // three seats can still even it out
+    // A full room is judged by its split alone, and without a maximum difference nobody's rating
+    // matters.
+    CHECK(can_still_form({{1683, 1683}, {1534}, {1214, 1214}, {2200}}, rules));
+    rules.max_team_difference.reset();
+    CHECK(can_still_form(far, rules));
+}
+
+TEST_CASE("ticket/teams: a room refused for its reach could not be completed within it") {
+    // The reach check may only refuse rooms no later parties within reach complete: for random
+    // partial 3v3 rooms it refuses, no solos or pair at ratings within reach (every 10) fill them
+    // with a split that keeps the rules.
+    std::mt19937 random(11);
+    std::normal_distribution<double> rating(1500, 300);
+    TeamRules open = sides_of(2, 3);
+    open.party_bonus = {{2, 20}, {3, 40}};
+    open.max_team_difference = 100;
+    open.premade_parity = true;
+    TeamRules reach = open;
+    reach.newcomer_reach = 400;
+    int refused = 0;
+    for (int round = 0; round < 3000; ++round) {
+        std::vector<TeamParty> parties;
+        int players = 0;
+        const int target = 4 + static_cast<int>(random() % 2);  // leave one or two seats
+        while (players < target) {
+            const int size = std::min(target - players, 1 + static_cast<int>(random() % 2));
+            const auto value = static_cast<std::int64_t>(rating(random));
+            parties.emplace_back(static_cast<std::size_t>(size), value);
+            players += size;
+        }
+        if (!can_still_form(parties, open) || can_still_form(parties, reach)) {
+            continue;
+        }
+        ++refused;
+        const std::int64_t first = parties.front().front();
+        for (std::int64_t x = first - 400; x <= first + 400; x += 10) {
+            auto solo = parties;
+            solo.push_back({x});
+            CHECK_FALSE(split_teams(solo, open).has_value());
+            if (players == 4) {
+                auto pair = parties;
+                pair.push_back({x, x});
+                CHECK_FALSE(split_teams(pair, open).has_value());
+                for (std::int64_t y = first - 400; y <= first + 400; y += 40) {
+                    auto two = solo;
+                    two.push_back({y});
+                    CHECK_FALSE(split_teams(two, open).has_value());
+                }
+            }
+        }
+    }
+    CHECK(refused > 50);  // the check did refuse rooms, so the test looked at some
+}
+
 TEST_CASE("ticket/teams: beyond twelve players the swap search still balances the sides") {
     TeamRules rules = sides_of(2, 8);
     std::vector<TeamParty> parties;
