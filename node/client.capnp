@@ -213,6 +213,7 @@ struct MatchedPlayer {
   party @1 :Text;                    # the ticket that brought it in: a party's players share it
   side @2 :Int16;                    # index into MatchResult.sides; -1 without teams
   values @3 :List(Property);         # the values it matched with (those it started its ticket with)
+  waitMs @4 :UInt32;                 # from the start of the ticket that brought it in to the match
 }
 
 struct MatchSide {

@@ -13,6 +13,7 @@ namespace matchmesh::node {
 namespace {
 
 constexpr std::size_t result_bytes_max = 1024 * 1024;
+constexpr unsigned result_first_segment_words = 128;
 
 // The value a type's matches are judged by: the sides' rating, else what its search spans.
 std::string rating_value_of(const config::TicketTypeConfig& type) {
@@ -50,14 +51,16 @@ ticket::TeamRules team_rules(const config::TeamsRule& teams) {
 }
 
 MatchResult match_result(const std::string& room_id, const config::TicketTypeConfig& type,
-                         const std::vector<ticket::Member>& members, const RelaxedLimits& limits) {
+                         const std::vector<ticket::Member>& members, const RelaxedLimits& limits,
+                         Time now) {
     MatchResult result;
     result.relax_step = limits.step;
     result.room_id = room_id;
     result.ticket_type = static_cast<ticket::TicketType>(type.type);
     for (const ticket::Member& member : members) {
-        result.members.push_back(
-            MatchedPlayer{member.user->id, member.ticket_id, -1, integer_values(*member.user)});
+        result.members.push_back(MatchedPlayer{
+            member.user->id, member.ticket_id, -1, integer_values(*member.user),
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - member.since).count()});
     }
     const std::string rating = rating_value_of(type);
     std::int64_t lowest = INT64_MAX;
@@ -94,7 +97,9 @@ MatchResult match_result(const std::string& room_id, const config::TicketTypeCon
 }
 
 ticket::Bytes encode_match_result(const MatchResult& result) {
-    capnp::MallocMessageBuilder message;
+    // A small first segment: a room's result is a few hundred bytes, and the default one (8 KiB,
+    // zeroed) would cost more than the result itself, once per match.
+    capnp::MallocMessageBuilder message(result_first_segment_words);
     auto root = message.initRoot<wire::MatchResult>();
     root.setRoomId(result.room_id);
     root.setTicketType(result.ticket_type);
@@ -104,6 +109,8 @@ ticket::Bytes encode_match_result(const MatchResult& result) {
         members[i].setUser(player.user.str());
         members[i].setParty(player.party.str());
         members[i].setSide(static_cast<std::int16_t>(player.side));
+        members[i].setWaitMs(static_cast<std::uint32_t>(
+            std::clamp<std::int64_t>(player.wait_ms, 0, UINT32_MAX)));
         auto values = members[i].initValues(static_cast<unsigned>(player.values.size()));
         unsigned k = 0;
         for (const auto& [name, value] : player.values) {
@@ -144,6 +151,7 @@ std::expected<MatchResult, std::string> decode_match_result(const ticket::Bytes&
             out.user = UserId(std::string(player.getUser().cStr()));
             out.party = TicketId(std::string(player.getParty().cStr()));
             out.side = player.getSide();
+            out.wait_ms = player.getWaitMs();
             for (auto value : player.getValues()) {
                 out.values[value.getName().cStr()] = value.getValue();
             }

@@ -19,6 +19,7 @@ struct MatchedPlayer {
     TicketId party;
     int side = -1;  // -1 without teams
     matching::Properties values;
+    std::int64_t wait_ms = 0;  // from its ticket's start to the match
 };
 
 struct MatchSide {
@@ -45,7 +46,7 @@ struct MatchResult {
 [[nodiscard]] MatchResult match_result(const std::string& room_id,
                                        const config::TicketTypeConfig& type,
                                        const std::vector<ticket::Member>& members,
-                                       const RelaxedLimits& limits);
+                                       const RelaxedLimits& limits, Time now);
 
 [[nodiscard]] ticket::Bytes encode_match_result(const MatchResult& result);
 [[nodiscard]] std::expected<MatchResult, std::string> decode_match_result(

@@ -11,6 +11,8 @@
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
+
+#include "node/match_result.hpp"
 #include <prometheus/registry.h>
 #include <asio/connect.hpp>
 #include <asio/io_context.hpp>
@@ -112,6 +114,11 @@ void Metrics::register_tickets(prometheus::Registry& registry) {
                             .Help("Highest side rating minus lowest in a team match completed "
                                   "here, by ticket type")
                             .Register(registry);
+    match_wait_ = &prometheus::BuildHistogram()
+                       .Name("matchmesh_match_wait_seconds")
+                       .Help("Each member's wait, from the start of the ticket that brought it "
+                             "in to its match, by ticket type")
+                       .Register(registry);
     matches_relaxed_ = &prometheus::BuildCounter()
                             .Name("matchmesh_matches_relaxed_total")
                             .Help("Matches completed here with a relax step in force, by ticket "
@@ -222,18 +229,30 @@ void Metrics::observe_mesh_round_trip(double seconds) {
     round_trip_->Observe(seconds);
 }
 
-void Metrics::observe_match(int ticket_type, double spread, std::optional<double> side_difference,
-                            bool relaxed) {
+void Metrics::observe_match(const MatchResult& match) {
     // Rating units: a few buckets either side of typical limits (100-400).
     static const prometheus::Histogram::BucketBoundaries rating_buckets{
         0, 10, 25, 50, 100, 200, 400, 800, 1600};
-    const prometheus::Labels type{{"ticket_type", std::to_string(ticket_type)}};
-    match_spread_->Add(type, rating_buckets).Observe(spread);
-    if (side_difference) {
-        side_difference_->Add(type, rating_buckets).Observe(*side_difference);
+    static const prometheus::Histogram::BucketBoundaries wait_buckets{
+        0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+    auto [found, added] = match_metrics_.try_emplace(match.ticket_type);
+    MatchMetrics& metrics = found->second;
+    if (added) {
+        const prometheus::Labels type{{"ticket_type", std::to_string(match.ticket_type)}};
+        metrics = MatchMetrics{&match_spread_->Add(type, rating_buckets),
+                               match.sides.empty() ? nullptr
+                                                   : &side_difference_->Add(type, rating_buckets),
+                               &match_wait_->Add(type, wait_buckets), &matches_relaxed_->Add(type)};
     }
-    if (relaxed) {
-        matches_relaxed_->Add(type).Increment();
+    metrics.spread->Observe(static_cast<double>(match.spread));
+    if (metrics.side_difference != nullptr) {  // a team type's rooms always have sides
+        metrics.side_difference->Observe(match.side_difference);
+    }
+    for (const MatchedPlayer& member : match.members) {
+        metrics.wait->Observe(static_cast<double>(member.wait_ms) / 1000);
+    }
+    if (match.relax_step >= 0) {
+        metrics.relaxed->Increment();
     }
 }
 

@@ -25,6 +25,8 @@ class Family;
 
 namespace matchmesh::node {
 
+struct MatchResult;
+
 // Totals since the node started; the metrics' counters follow them.
 struct MetricsSnapshot {
     std::uint64_t tickets_started = 0;
@@ -62,10 +64,9 @@ public:
     void update(const MetricsSnapshot& snapshot);
     void observe_time_to_match(double seconds);
     void observe_mesh_round_trip(double seconds);
-    // One match completed by a room held here: its spread and the difference between its sides
-    // (team types), by ticket type, and whether a relax step was in force.
-    void observe_match(int ticket_type, double spread, std::optional<double> side_difference,
-                       bool relaxed);
+    // One match completed by a room held here: its spread, the difference between its sides
+    // (team types) and each member's wait, by ticket type, and whether a relax step was in force.
+    void observe_match(const MatchResult& match);
 
 private:
     Metrics() = default;
@@ -98,8 +99,17 @@ private:
     prometheus::Gauge* cpu_ = nullptr;
     prometheus::Histogram* time_to_match_ = nullptr;
     prometheus::Histogram* round_trip_ = nullptr;
+    // Each ticket type's match metrics, found once (a family's lookup hashes the labels).
+    struct MatchMetrics {
+        prometheus::Histogram* spread = nullptr;
+        prometheus::Histogram* side_difference = nullptr;
+        prometheus::Histogram* wait = nullptr;
+        prometheus::Counter* relaxed = nullptr;
+    };
+    std::map<int, MatchMetrics> match_metrics_;
     prometheus::Family<prometheus::Histogram>* match_spread_ = nullptr;
     prometheus::Family<prometheus::Histogram>* side_difference_ = nullptr;
+    prometheus::Family<prometheus::Histogram>* match_wait_ = nullptr;
     prometheus::Family<prometheus::Counter>* matches_relaxed_ = nullptr;
     prometheus::Family<prometheus::Counter>* rejected_ = nullptr;
     MetricsSnapshot seen_;

@@ -185,10 +185,7 @@ std::expected<void, std::string> Node::start_services(const config::Config& conf
     services_ = std::move(*services);
     services_->types().set_match_observer([this](const MatchResult& match) {
         if (metrics_) {
-            metrics_->observe_match(match.ticket_type, static_cast<double>(match.spread),
-                                    match.sides.empty() ? std::nullopt
-                                                        : std::optional(match.side_difference),
-                                    match.relax_step >= 0);
+            metrics_->observe_match(match);
         }
     });
     matching_ = &services_->store();

@@ -371,7 +371,8 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
                                                 const ticket::User*) {
         const RelaxedLimits limits =
             members.empty() ? RelaxedLimits{} : in_force(*rules, members.front().user->id);
-        const MatchResult result = match_result(room_id, *rules, members, limits);
+        const MatchResult result =
+            match_result(room_id, *rules, members, limits, scheduler_.now());
         if (match_observer_) {
             match_observer_(result);
         }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mesh/base/time.hpp"
 #include "ticket/types.hpp"
 
 namespace matchmesh::ticket {
@@ -27,6 +28,7 @@ struct TicketView {
 struct Member {
     SharedUser user;     // a snapshot; the live user is looked up when it is local
     TicketId ticket_id;  // the member's participation: the ticket that brought it in
+    Time since{};        // when that ticket started, by this node's clock
 };
 
 struct Callbacks {

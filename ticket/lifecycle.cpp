@@ -120,7 +120,8 @@ Result<OwnedTicket*> Tickets::create(TicketType type, SharedUser owner, std::vec
     for (User& member : party) {
         ticket.party.push_back(std::make_shared<const User>(std::move(member)));
     }
-    ticket.deadline = context_.scheduler.now() + params->ticket_duration;
+    ticket.started = context_.scheduler.now();
+    ticket.deadline = ticket.started + params->ticket_duration;
     ticket.params = settle(std::move(*params));
     const UserId owner_id = ticket.owner();
     OwnedTicket& stored = tickets_.add(id, owner_id, type, std::move(ticket));
@@ -150,7 +151,8 @@ void Tickets::start_backfill(Room& room, SharedUser owner, TicketParams params, 
     ticket.room_id = room.id;
     ticket.type = room.type;
     ticket.party.push_back(std::move(owner));
-    ticket.deadline = context_.scheduler.now() + params.ticket_duration;
+    ticket.started = context_.scheduler.now();
+    ticket.deadline = ticket.started + params.ticket_duration;
     ticket.params = settle(std::move(params));
     ticket.backfill = true;
     room.live_ticket = id;
@@ -399,7 +401,8 @@ void Tickets::send_join(const TicketId& id) {
                            ticket.id,
                            ticket.party,
                            holder_of(ticket.params),
-                           true};
+                           true,
+                           context_.scheduler.now() - ticket.started};
     const std::string attempt = join.attempt;
     if (auto room = rooms_.find(ticket.room_id); ticket.looking && room != nullptr) {
         room->state = RoomState::searching;  // a party in two rooms would be two matches

@@ -18,7 +18,7 @@ Room& Rooms::open(const OwnedTicket& ticket) {
     room.owner = ticket.owner();
     room.max_members = ticket.params.max_members;
     for (const SharedUser& user : ticket.party) {
-        room.members.push_back(Member{user, ticket.id});
+        room.members.push_back(Member{user, ticket.id, ticket.started});
     }
     const TicketId id = room.id;
     return rooms_.add(id, ticket.owner(), ticket.type, std::move(room));
@@ -196,7 +196,8 @@ std::optional<JoinRefusal> Rooms::seat_refusal(const Room& room, const JoinMessa
 void Rooms::seat(Room& room, const JoinMessage& join) {
     for (const SharedUser& user : join.party) {
         room.edit_extras().reservations.erase(user->id);
-        room.members.push_back(Member{user, join.ticket_id});
+        room.members.push_back(
+            Member{user, join.ticket_id, context_.scheduler.now() - join.waited});
     }
     MM_ASSERT(room.members.size() <= room.max_members);  // seat_refusal counted the seats
     room.edit_extras().ticket_properties.candidates[join.party.front()->id] = join.holder;

@@ -125,6 +125,7 @@ struct OwnedTicket {
     TicketId room_id;               // its own ID, or the completed room it backfills
     std::vector<SharedUser> party;  // owner first
     TicketSettings params;
+    Time started{};
     Time deadline{};
     std::vector<Candidate> candidates;
     std::unique_ptr<JoinAttempt> joining;  // rare, so kept out of line

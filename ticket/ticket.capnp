@@ -58,6 +58,7 @@ struct Join {
   party @4 :List(UserInfo);         # the joining users, owner first
   holder @5 :Holder;
   fromSearch @6 :Bool;              # false for a direct join by room ID
+  waitedMs @7 :UInt32;              # since the joining ticket started
 }
 
 struct JoinReply {

@@ -129,6 +129,8 @@ mesh::Payload encode(const JoinMessage& message) {
         }
         write_holder(root.initHolder(), message.holder);
         root.setFromSearch(message.from_search);
+        root.setWaitedMs(static_cast<std::uint32_t>(
+            std::clamp<Duration::rep>(message.waited.count(), 0, UINT32_MAX)));
     });
 }
 
@@ -288,6 +290,7 @@ Decoded<JoinMessage> decode_join(mesh::PayloadView payload, const capnp::ReaderO
         }
         message.holder = read_holder(root.getHolder());
         message.from_search = root.getFromSearch();
+        message.waited = Duration(root.getWaitedMs());
         return message;
     });
 }

@@ -21,6 +21,7 @@ struct JoinMessage {
     std::vector<SharedUser> party;
     Holder holder;
     bool from_search = true;
+    Duration waited{0};  // since the joining ticket started (the room reports members' waits)
 };
 
 struct JoinReplyMessage {

@@ -510,6 +510,8 @@ TEST_CASE_FIXTURE(ThreeNodes,
         push_wait));
     CHECK(node::read_metric(cluster.node(0).admin_address(),
                             R"(matchmesh_match_spread_sum{ticket_type="4"})") == 40);
+    CHECK(node::read_metric(cluster.node(0).admin_address(),
+                            R"(matchmesh_match_wait_seconds_count{ticket_type="4"})") == 4);
     check_no_errors_logged(cluster, 3);
 }
 

@@ -356,6 +356,16 @@ TEST_CASE_FIXTURE(Fixture,
         CHECK(side.at("solo1") == side.at("solo2"));
         CHECK(side.at("solo1") != side.at("pair-owner"));
         CHECK(result->members[0].values.at("rating") == 1000);
+        std::map<std::string, std::int64_t> wait;  // from each ticket's start to the match
+        for (const MatchedPlayer& member : result->members) {
+            wait[member.user.str()] = member.wait_ms;
+        }
+        CHECK(wait.at("pair-owner") >= 600);
+        CHECK(wait.at("pair-owner") <= 700);
+        CHECK(wait.at("pair-mate") == wait.at("pair-owner"));
+        CHECK(wait.at("solo1") >= 300);
+        CHECK(wait.at("solo1") <= 400);
+        CHECK(wait.at("solo2") <= 100);
         CHECK(result->members[0].party == result->members[1].party);  // one ticket, one party
         CHECK(result->sides[0].rating == doctest::Approx(1050));
         CHECK(result->sides[1].rating == doctest::Approx(1050));
