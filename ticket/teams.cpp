@@ -459,12 +459,4 @@ std::vector<TeamParty> parties_of(const std::vector<Member>& members,
     return parties;
 }
 
-std::function<bool(const std::vector<Member>&, const std::vector<SharedUser>&)> team_admission(
-    TeamRules rules) {
-    return [rules = std::move(rules)](const std::vector<Member>& members,
-                                      const std::vector<SharedUser>& party) {
-        return can_still_form(parties_of(members, party, rules), rules);
-    };
-}
-
 }  // namespace matchmesh::ticket

@@ -9,7 +9,6 @@
 // rating minus its lowest.
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,9 +71,5 @@ inline constexpr int exact_split_players_max = 12;
                                                 const std::vector<SharedUser>& joining,
                                                 const TeamRules& rules,
                                                 std::vector<std::size_t>* first_member = nullptr);
-
-// Callbacks::allow_party_if for a team type: a party joins while the room can still form a match.
-[[nodiscard]] std::function<bool(const std::vector<Member>&, const std::vector<SharedUser>&)>
-team_admission(TeamRules rules);
 
 }  // namespace matchmesh::ticket

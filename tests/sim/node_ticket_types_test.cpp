@@ -148,6 +148,19 @@ public:
         return names;
     }
 
+    // The refusal of a start with these values; fails the test if the start is accepted.
+    ReplyError refused_start(const std::shared_ptr<Session>& session, ticket::TicketType type,
+                             matching::Properties values) {
+        StartTicketCommand command;
+        command.ticket_type = type;
+        command.values = std::move(values);
+        auto reply = cluster_.call(session, command);
+        REQUIRE(reply);
+        auto* refused = std::get_if<ReplyError>(&reply->body);
+        REQUIRE(refused != nullptr);
+        return *refused;
+    }
+
     auto call(const std::shared_ptr<Session>& session, Command command) {
         return cluster_.call(session, std::move(command));
     }
@@ -389,15 +402,9 @@ TEST_CASE_FIXTURE(Fixture,
 
 TEST_CASE_FIXTURE(Fixture, "node/ticket-types: a team type needs its rating value at start") {
     auto p1 = player(0, "p1");
-    StartTicketCommand command;
-    command.ticket_type = two_v_two;
-    command.values["level"] = std::int64_t{3};
-    auto reply = call(p1, command);
-    REQUIRE(reply);
-    auto* refused = std::get_if<ReplyError>(&reply->body);
-    REQUIRE(refused != nullptr);
-    CHECK(refused->category == "invalid_params");
-    CHECK(refused->message.find("'rating'") != std::string::npos);
+    const ReplyError refused = refused_start(p1, two_v_two, {{"level", 3}});
+    CHECK(refused.category == "invalid_params");
+    CHECK(refused.message.find("'rating'") != std::string::npos);
 }
 
 TEST_CASE_FIXTURE(Fixture,
@@ -421,14 +428,8 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(pushes.ends("us1")[0].message.kind == PushKind::timeout);
     // The value is required to start.
     auto late = player(0, "late");
-    StartTicketCommand command;
-    command.ticket_type = regional;
-    command.values["rating"] = std::int64_t{1000};
-    auto reply = call(late, command);
-    REQUIRE(reply);
-    auto* refused = std::get_if<ReplyError>(&reply->body);
-    REQUIRE(refused != nullptr);
-    CHECK(refused->message.find("'region'") != std::string::npos);
+    CHECK(refused_start(late, regional, {{"rating", 1000}}).message.find("'region'") !=
+          std::string::npos);
 }
 
 TEST_CASE_FIXTURE(Fixture,
