@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -57,28 +58,33 @@ private:
         Clock::time_point patience_ends;
         Clock::time_point sent;  // its last startTicket
         std::vector<StreamPtr> streams;
+        int connect_failures = 0;  // in a row
+        std::chrono::milliseconds retry_after{0};  // a node's hint with its last refusal
     };
     enum class Start { accepted, refused, reconnect };
 
     asio::awaitable<void> play(std::size_t index);
     asio::awaitable<std::string> connect_party(Party& party);
+    asio::awaitable<void> take_connect_turn(TicketRecord& record);
+    void end_connect_turn();
     asio::awaitable<Start> start_ticket(Party& party);
     asio::awaitable<void> await_end(Party& party);
     void check_team_match(const Party& party, const ticket::PushMessage& push);
     asio::awaitable<bool> wait_to_retry(Party& party, std::chrono::milliseconds pause);
     void hang_up(Party& party);
-    asio::awaitable<StreamPtr> open(const std::string& user, std::string& error);
+    asio::awaitable<StreamPtr> open(const std::string& user, Party& party, std::string& error);
     bool bind_source(mesh::FramedStream& stream, const asio::ip::tcp::endpoint& endpoint,
                      std::string& error);
     asio::awaitable<bool> connect_within(const StreamPtr& stream,
                                          const asio::ip::tcp::endpoint& endpoint,
                                          const std::string& address, std::string& error);
     asio::awaitable<bool> say_hello(const StreamPtr& stream, const std::string& user,
-                                    std::string& error);
+                                    std::string& error, std::chrono::milliseconds& retry_after);
     asio::awaitable<std::expected<ServerMessage, std::string>> receive(const StreamPtr& stream);
     asio::awaitable<std::expected<ClientReply, std::string>> call(const StreamPtr& stream,
                                                                   ClientRequest request);
     asio::awaitable<void> drain_member(StreamPtr stream, int type);
+    asio::awaitable<void> sample_lag();
     void close(const StreamPtr& stream);
     void progress() const;
 
@@ -90,6 +96,8 @@ private:
     std::unordered_set<StreamPtr> open_;
     std::size_t parties_running_ = 0;
     std::size_t backing_off_ = 0;  // connections held by players waiting to try again
+    std::size_t connecting_ = 0;   // players connecting now (at most options_.connects_max)
+    std::deque<asio::steady_timer*> connect_turns_;  // players waiting to connect, in order
     Clock::time_point began_;
     Clock::time_point last_arrival_;
     bool arrivals_done_ = false;
@@ -101,8 +109,10 @@ void Driver::close(const StreamPtr& stream) {
     open_.erase(stream);
 }
 
-// A connection to a node picked at random, said hello to as `user`; null with `error` on failure.
-asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& error) {
+// A connection to a node picked at random for a player of `party`, said hello to as `user`; null
+// with `error` on failure (and the party's `retry_after` if the node said when to try again).
+asio::awaitable<StreamPtr> Driver::open(const std::string& user, Party& party,
+                                        std::string& error) {
     const std::string& address = options_.nodes[std::uniform_int_distribution<std::size_t>(
         0, options_.nodes.size() - 1)(random_)];
     auto parts = mesh::split_host_port(address);
@@ -113,12 +123,14 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, std::string& er
     auto stream = std::make_shared<mesh::FramedStream>(context_, read_buffer_bytes);
     open_.insert(stream);
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(parts->host), parts->port);
+    co_await take_connect_turn(party.record);
     bool ready = bind_source(*stream, endpoint, error);
     if (ready) {
         ready = co_await connect_within(stream, endpoint, address, error);
     }
+    end_connect_turn();
     if (ready) {
-        ready = co_await say_hello(stream, user, error);
+        ready = co_await say_hello(stream, user, error, party.retry_after);
     }
     if (!ready) {
         close(stream);
@@ -176,7 +188,8 @@ asio::awaitable<bool> Driver::connect_within(const StreamPtr& stream,
 }
 
 asio::awaitable<bool> Driver::say_hello(const StreamPtr& stream, const std::string& user,
-                                        std::string& error) {
+                                        std::string& error,
+                                        std::chrono::milliseconds& retry_after) {
     HelloCommand hello{UserId(user), "", {}};
     if (!options_.token_secret.empty()) {
         const auto now = std::chrono::duration_cast<std::chrono::seconds>(
@@ -193,6 +206,7 @@ asio::awaitable<bool> Driver::say_hello(const StreamPtr& stream, const std::stri
     }
     if (auto* refused = std::get_if<ReplyError>(&reply->body)) {
         error = fmt::format("hello refused: {} ({})", refused->message, refused->category);
+        retry_after = std::chrono::milliseconds(refused->retry_after_ms);
         co_return false;
     }
     co_return true;
@@ -253,7 +267,7 @@ asio::awaitable<void> Driver::drain_member(StreamPtr stream, int type) {
 // Accepted, the owner reads pushes until its ticket ends.
 asio::awaitable<void> Driver::play(std::size_t index) {
     ++parties_running_;
-    Party party{arrivals_[index], run_.records[index], asio::steady_timer(context_), {}, {}, {}};
+    Party party{arrivals_[index], run_.records[index], asio::steady_timer(context_), {}, {}, {}, 0, {}};
     TicketRecord& record = party.record;
     record.arrived = true;
     record.type = party.arrival.type;
@@ -267,10 +281,15 @@ asio::awaitable<void> Driver::play(std::size_t index) {
         const std::string error = co_await connect_party(party);
         if (!error.empty()) {
             // Could not connect (a node at its connection limit, or this process out of
-            // descriptors): try again in about a second, as a client would.
+            // descriptors): try again after a pause that doubles with each failure in a row
+            // (1 s, 2 s, ... up to 8 s, or the node's hint if longer) and is jittered, as a
+            // client would.
             hang_up(party);
+            const int longest = std::max(static_cast<int>(party.retry_after.count()),
+                                         1000 << std::min(party.connect_failures++, 3));
+            party.retry_after = {};
             const std::chrono::milliseconds pause(
-                std::uniform_int_distribution<int>(500, 1500)(random_));
+                std::uniform_int_distribution<int>(longest / 2, longest)(random_));
             if (co_await wait_to_retry(party, pause)) {
                 continue;
             }
@@ -286,6 +305,7 @@ asio::awaitable<void> Driver::play(std::size_t index) {
             record.refusal = "retry patience ran out while connecting";
             break;
         }
+        party.connect_failures = 0;
         for (std::size_t member = 1; member < party.streams.size(); ++member) {
             asio::co_spawn(context_, drain_member(party.streams[member], party.arrival.type),
                            asio::detached);
@@ -321,11 +341,45 @@ asio::awaitable<bool> Driver::wait_to_retry(Party& party, std::chrono::milliseco
     co_return !stopping_;
 }
 
+// Waits until fewer than `connects_max` players of this process are connecting, and counts the
+// wait in the player's record.
+asio::awaitable<void> Driver::take_connect_turn(TicketRecord& record) {
+    if (connecting_ < options_.connects_max) {
+        ++connecting_;
+        co_return;
+    }
+    const Clock::time_point queued = Clock::now();
+    asio::steady_timer turn(context_, Clock::time_point::max());
+    connect_turns_.push_back(&turn);
+    co_await turn.async_wait(use_nothrow);  // woken by end_connect_turn, which passes its turn
+    record.connect_wait_ms +=
+        std::chrono::duration<double, std::milli>(Clock::now() - queued).count();
+}
+
+void Driver::end_connect_turn() {
+    if (connect_turns_.empty()) {
+        --connecting_;
+        return;
+    }
+    connect_turns_.front()->cancel();
+    connect_turns_.pop_front();
+}
+
+asio::awaitable<void> Driver::sample_lag() {
+    asio::steady_timer timer(context_);
+    while (!stopping_) {
+        const Clock::time_point due = Clock::now() + std::chrono::milliseconds(10);
+        timer.expires_at(due);
+        co_await timer.async_wait(use_nothrow);
+        run_.lag_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - due).count());
+    }
+}
+
 // Connects every player of the party; a member accepts its owner's party. The error, if any.
 asio::awaitable<std::string> Driver::connect_party(Party& party) {
     std::string error;
     for (const std::string& user : party.arrival.users) {
-        StreamPtr stream = co_await open(user, error);
+        StreamPtr stream = co_await open(user, party, error);
         if (stream && !party.streams.empty()) {
             ClientRequest accept{
                 3, AcceptPartyCommand{static_cast<ticket::TicketType>(party.arrival.type),
@@ -360,10 +414,11 @@ asio::awaitable<Driver::Start> Driver::start_ticket(Party& party) {
         auto reply = co_await call(party.streams.front(), std::move(request));
         const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
         if (refused != nullptr && refused->category == wire_name(ClientErrc::overloaded)) {
-            // The node's hint, doubled for each refusal in a row (up to 8 s) and jittered:
-            // the players a node turned away come back spread out, not as one wave.
+            // The node's hint, doubled for each refusal in a row (up to 8 s, or the hint if
+            // longer) and jittered: the players a node turned away come back spread out, not as
+            // one wave, and never sooner than the node asked.
             const int hint = refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000;
-            const int longest = std::min(8000, hint << std::min(record.retries, 5));
+            const int longest = std::max(hint, std::min(8000, hint << std::min(record.retries, 5)));
             const std::chrono::milliseconds pause(
                 std::uniform_int_distribution<int>(longest / 2, longest)(random_));
             const bool hold = backing_off_ < options_.backoff_connections_max;
@@ -497,6 +552,7 @@ ClusterRun Driver::run() {
     began_ = Clock::now();
     last_arrival_ = began_;
     asio::co_spawn(context_, arrive(), asio::detached);
+    asio::co_spawn(context_, sample_lag(), asio::detached);
     const double last = arrivals_.empty() ? 0 : arrivals_.back().at;
     // A player may be accepted as late as its retry patience after arriving; then its ticket
     // has the grace to end. (A run whose parties all ended stops at once.)
@@ -566,7 +622,8 @@ ClusterRun drive_cluster_in_processes(const std::vector<Arrival>& arrivals,
             const ClusterRun run = drive_cluster(mine, own);
             std::ofstream out(path);
             out << nlohmann::json{{"party_member_pushes", run.party_member_pushes},
-                                  {"window_s", run.window_s}}
+                                  {"window_s", run.window_s},
+                                  {"lag_ms", run.lag_ms}}
                        .dump()
                 << "\n";
             for (const TicketRecord& record : run.records) {
@@ -591,6 +648,8 @@ ClusterRun drive_cluster_in_processes(const std::vector<Arrival>& arrivals,
         const auto head = nlohmann::json::parse(line);
         merged.party_member_pushes += head.at("party_member_pushes").get<std::size_t>();
         merged.window_s = std::max(merged.window_s, head.at("window_s").get<double>());
+        const auto lag = head.at("lag_ms").get<std::vector<double>>();
+        merged.lag_ms.insert(merged.lag_ms.end(), lag.begin(), lag.end());
         for (std::size_t i = k; std::getline(in, line); i += children.size()) {
             merged.records[i] = record_of(nlohmann::json::parse(line));
         }

@@ -26,6 +26,11 @@ struct ClusterDriverOptions {
     // Players backing off keep their connections up to this many per process; past it they hang
     // up and connect again to retry (a node holds at most `maxClientConnections`).
     std::size_t backoff_connections_max = 5000;
+    // Players connecting at once, per process; the others wait their turn in arrival order. A
+    // process offered more new players than its CPU can connect then falls behind on arrivals
+    // (the report gives how long they waited, connect_wait_ms) instead of on reading the players
+    // it already connected, whose time to match it would stretch.
+    std::size_t connects_max = 1000;
     std::uint64_t seed = 1;
     bool progress = true;  // a line on stderr every 5 s
     // Team types' rules, by ticket type: every owner's 220 of such a type has its MatchResult
@@ -38,6 +43,9 @@ struct ClusterRun {
     std::vector<TicketRecord> records;  // one per arrival, same index
     std::size_t party_member_pushes = 0;
     double window_s = 0;  // from the start to the last arrival
+    // How late a 10 ms timer of the player process ran, sampled through the run: what the
+    // process's own load added to the times it measured.
+    std::vector<double> lag_ms;
 };
 
 [[nodiscard]] ClusterRun drive_cluster(const std::vector<Arrival>& arrivals,

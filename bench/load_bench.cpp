@@ -490,6 +490,9 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     extra["generator_cpu_s"] = std::round(generator * 100) / 100;
     extra["generator_cpu_share"] = wall > 0 ? std::round(generator / wall * 1000) / 1000 : 0.0;
     extra["party_member_pushes"] = run.party_member_pushes;
+    // How late the player processes ran their timers: a time to match measured while they ran
+    // late holds their delay too.
+    extra["generator_lag_ms"] = percentiles(std::move(run.lag_ms));
     if (!options.admins.empty()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     }
@@ -582,6 +585,16 @@ void print_report(const Options& options, nlohmann::json& report,
         std::printf("load generator CPU %.2f s, %.0f%% of one CPU over the run\n",
                     report["generator_cpu_s"].get<double>(),
                     100 * report["generator_cpu_share"].get<double>());
+    }
+    if (report.contains("generator_lag_ms")) {
+        std::printf("load generator ran late: p99 %.0f ms, at most %.0f ms\n",
+                    report["generator_lag_ms"]["p99"].get<double>(),
+                    report["generator_lag_ms"]["max"].get<double>());
+    }
+    if (report.contains("connect_wait_ms")) {
+        std::printf("players waited to connect (in their process): p99 %.0f ms, at most %.0f ms\n",
+                    report["connect_wait_ms"]["p99"].get<double>(),
+                    report["connect_wait_ms"]["max"].get<double>());
     }
 }
 

@@ -21,14 +21,6 @@ double round1(double value) {
     return std::round(value * 10) / 10;
 }
 
-nlohmann::json percentiles(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return {{"p50", round1(percentile(values, 0.50))},
-            {"p90", round1(percentile(values, 0.90))},
-            {"p99", round1(percentile(values, 0.99))},
-            {"max", round1(values.empty() ? 0.0 : values.back())}};
-}
-
 // Team matches, one entry per room (its players' owners all report the same match); none when
 // no record carries a team match.
 nlohmann::json summarize_teams(const std::vector<const TicketRecord*>& records) {
@@ -67,6 +59,7 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
     std::map<Outcome, std::size_t> counts;
     std::vector<double> ttm;
     std::vector<double> accepted_ttm;  // from the start the cluster accepted
+    std::vector<double> connect_waits;
     std::set<std::string> rooms;
     std::size_t started = 0;
     std::size_t retries = 0;
@@ -79,6 +72,7 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
         ++counts[record->outcome];
         retries += static_cast<std::size_t>(record->retries);
         players_retried += record->retries > 0 ? 1 : 0;
+        connect_waits.push_back(record->connect_wait_ms);
         first_arrival_s = std::min(first_arrival_s, record->started_s);
         last_arrival_s = std::max(last_arrival_s, record->started_s);
         if (record->outcome == Outcome::refused) {
@@ -130,6 +124,9 @@ nlohmann::json summarize_part(const std::vector<const TicketRecord*>& records, d
     if (!accepted_ttm.empty()) {
         result["accepted_ttm_ms"] = percentiles(std::move(accepted_ttm));
     }
+    if (std::any_of(connect_waits.begin(), connect_waits.end(), [](double ms) { return ms > 0; })) {
+        result["connect_wait_ms"] = percentiles(std::move(connect_waits));
+    }
     if (!refusals.empty()) {
         result["refusals"] = refusals;
     }
@@ -150,6 +147,7 @@ nlohmann::json record_json(const TicketRecord& record) {
             {"accepted_s", record.accepted_s},
             {"ended_s", record.ended_s},
             {"retries", record.retries},
+            {"connect_wait_ms", record.connect_wait_ms},
             {"outcome", static_cast<int>(record.outcome)},
             {"room", record.room},
             {"refusal", record.refusal},
@@ -169,6 +167,7 @@ TicketRecord record_of(const nlohmann::json& json) {
     record.accepted_s = json.at("accepted_s").get<double>();
     record.ended_s = json.at("ended_s").get<double>();
     record.retries = json.at("retries").get<int>();
+    record.connect_wait_ms = json.at("connect_wait_ms").get<double>();
     record.outcome = static_cast<Outcome>(json.at("outcome").get<int>());
     record.room = json.at("room").get<std::string>();
     record.refusal = json.at("refusal").get<std::string>();
@@ -196,6 +195,14 @@ nlohmann::json summarize(const std::vector<TicketRecord>& records, double window
         result["by_type"][std::to_string(type)] = summarize_part(part, window_s);
     }
     return result;
+}
+
+nlohmann::json percentiles(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return {{"p50", round1(percentile(values, 0.50))},
+            {"p90", round1(percentile(values, 0.90))},
+            {"p99", round1(percentile(values, 0.99))},
+            {"max", round1(values.empty() ? 0.0 : values.back())}};
 }
 
 }  // namespace matchmesh::bench

@@ -23,6 +23,7 @@ struct TicketRecord {
     double accepted_s = 0; // since the run began: the start the cluster accepted (cluster only)
     double ended_s = 0;    // since the run began: its terminal result
     int retries = 0;       // starts refused as overloaded before one was accepted (or it gave up)
+    double connect_wait_ms = 0;  // waiting for a turn to connect in its player process (cluster)
     Outcome outcome = Outcome::unfinished;
     std::string room;     // tickets with the same room matched together
     std::string refusal;  // why, when refused
@@ -45,11 +46,16 @@ struct TicketRecord {
 // holds the same per ticket type. Where matches carry a side difference (team types), `teams`
 // gives, per match (room): matches, side_difference and spread {p50, p90, p99, max}, violations
 // (matches that broke a configured limit) and violation_kinds (matches per limit broken).
+// connect_wait_ms {p50, ...}: how long players waited for a turn to connect in their player
+// process (cluster runs whose processes had more players connecting than they let at once).
 // A record as one JSON object and back (player processes hand their records over as JSON
 // lines); record_of throws nlohmann's errors on an object record_json did not write.
 [[nodiscard]] nlohmann::json record_json(const TicketRecord& record);
 [[nodiscard]] TicketRecord record_of(const nlohmann::json& json);
 
 [[nodiscard]] nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s);
+
+// {p50, p90, p99, max} of the values, rounded to a tenth.
+[[nodiscard]] nlohmann::json percentiles(std::vector<double> values);
 
 }  // namespace matchmesh::bench

@@ -32,6 +32,29 @@ void Admission::observe_round_trip(double ms) {
     round_trip_seen_ = true;
 }
 
+void Admission::pace(Time now) {
+    if (now - window_began_ < options_.pace_window) {
+        return;
+    }
+    const auto admitted = static_cast<double>(admitted_ - window_admitted_);
+    const auto refused = static_cast<double>(refused_ + turned_away_ - window_refused_);
+    window_began_ = now;
+    window_admitted_ = admitted_;
+    window_refused_ = refused_ + turned_away_;
+    if (refused == 0 && crowd_hint_ == Duration(0)) {
+        return;
+    }
+    // Refused players come back at the rate of the refusals; the node serves them at the rate
+    // of its admissions. Their ratio is how much longer they should wait (at most fourfold a
+    // window, at least half); below the minimum hint there is no crowd.
+    const double ratio = std::clamp(refused / std::max(admitted, 1.0), 0.5, 4.0);
+    const double hint =
+        static_cast<double>(std::max(crowd_hint_, options_.retry_after_min).count()) * ratio;
+    crowd_hint_ = hint < static_cast<double>(options_.retry_after_min.count())
+                      ? Duration(0)
+                      : std::min(options_.retry_after_max, Duration(static_cast<std::int64_t>(hint)));
+}
+
 std::optional<Refusal> Admission::admit(const Load& load) {
     struct Gauge {
         const char* what;
@@ -66,12 +89,18 @@ std::optional<Refusal> Admission::admit(const Load& load) {
                    retry_after()};
 }
 
-// The minimum plus four times the delay the node is seeing (its lag, or its round trips), at most
-// the maximum; then between half and all of it.
+Duration Admission::turn_away() {
+    ++turned_away_;
+    return retry_after();
+}
+
+// The minimum plus four times the delay the node is seeing (its lag, or its round trips), or the
+// crowd's hint if longer, at most the maximum; then between half and all of it.
 Duration Admission::retry_after() {
     const Duration delay = std::max(lag_, Duration(static_cast<std::int64_t>(round_trip_ms_)));
-    const Duration base = std::clamp(options_.retry_after_min + delay * 4, options_.retry_after_min,
-                                     options_.retry_after_max);
+    const Duration base =
+        std::clamp(std::max(options_.retry_after_min + delay * 4, crowd_hint_),
+                   options_.retry_after_min, options_.retry_after_max);
     const auto half = base.count() / 2;
     return Duration(half +
                     std::uniform_int_distribution<std::int64_t>(0, base.count() - half)(random_));

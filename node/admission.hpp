@@ -12,8 +12,16 @@
 // measured against its maximum;
 // the fullest one is the node's pressure. Below half, every ticket is taken; from half to full a
 // growing share is refused (a ramp, so that the node settles instead of swinging between taking
-// all and refusing all); at or past full, all are. The hint grows with the loop's lag and is
-// jittered, so that refused players do not all come back at once.
+// all and refusing all); at or past full, all are.
+//
+// The hint of when to come back is the longer of two: one that grows with the delay the node sees
+// (its lag, its round trips), and one that grows with the crowd it turned away. A refused player
+// comes back about once per hint, so a node that refuses more players than it takes in a window
+// is being asked again faster than it can serve: it lengthens the hint by that ratio (at most
+// fourfold a window), and shortens it again as refusals fall below admissions. The players a
+// burst turned away then come back about as fast as the node takes tickets, instead of costing it
+// a refusal every fraction of a second each. The hint is jittered, so that they do not all come
+// back at once.
 //
 // Pure: the node feeds it lag samples and its counts. Owned by the node, on its loop thread.
 
@@ -33,7 +41,8 @@ struct AdmissionOptions {
     std::size_t requests_in_flight_max = 16384;  // to all other nodes together
     std::size_t deliveries_waiting_max = 50000;
     Duration retry_after_min{250};
-    Duration retry_after_max{5000};
+    Duration retry_after_max{30000};
+    Duration pace_window{500};  // how often the crowd's hint is revised
 };
 
 struct Load {
@@ -60,9 +69,16 @@ public:
     void observe_round_trip(double ms);
     [[nodiscard]] double round_trip_ms() const { return round_trip_ms_; }
 
+    // Revises the crowd's hint once a window has passed since the last revision.
+    void pace(Time now);
+    [[nodiscard]] Duration crowd_hint() const { return crowd_hint_; }
+
     // Whether to take one more ticket given the node's counts; a refusal says why and when to
     // try again.
     [[nodiscard]] std::optional<Refusal> admit(const Load& load);
+    // A connection refused for the connection limit: counted with the refusals (it is the same
+    // crowd), and when to try again.
+    [[nodiscard]] Duration turn_away();
 
     [[nodiscard]] std::uint64_t admitted() const { return admitted_; }
     [[nodiscard]] std::uint64_t refused() const { return refused_; }
@@ -77,6 +93,11 @@ private:
     bool round_trip_seen_ = false;  // since the last lag sample
     std::uint64_t admitted_ = 0;
     std::uint64_t refused_ = 0;
+    std::uint64_t turned_away_ = 0;  // connections refused for the connection limit
+    Time window_began_{};
+    std::uint64_t window_admitted_ = 0;  // admitted_ when the window began
+    std::uint64_t window_refused_ = 0;   // refused_ + turned_away_ when it began
+    Duration crowd_hint_{0};  // 0: no crowd
 };
 
 }  // namespace matchmesh::node

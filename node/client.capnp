@@ -182,7 +182,7 @@ struct Reply {
 struct Error {
   category @0 :Text;
   message @1 :Text;             # for humans: names the bad input and why
-  retryAfterMs @2 :UInt32;      # when trying again may succeed (overloaded); 0: no hint
+  retryAfterMs @2 :UInt32;      # when trying again may succeed (overloaded, too_many_connections); 0: no hint
 }
 
 struct Items {

@@ -122,8 +122,10 @@ namespace {
 
 // A last word before a close: an error reply (request ID 0) written straight to the socket, which
 // holds a few dozen bytes without blocking; if it cannot, the close says it alone.
-void say_before_closing(asio::ip::tcp::socket& socket, ClientErrc code, std::string message) {
-    const mesh::Frame frame = encode_reply(ClientReply{0, error_of(code, std::move(message))});
+void say_before_closing(asio::ip::tcp::socket& socket, ClientErrc code, std::string message,
+                        std::chrono::milliseconds retry_after = {}) {
+    const mesh::Frame frame = encode_reply(ClientReply{
+        0, error_of(code, std::move(message), static_cast<std::uint32_t>(retry_after.count()))});
     std::error_code ignored;
     socket.non_blocking(true, ignored);
     socket.write_some(asio::buffer(frame), ignored);
@@ -139,11 +141,13 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
         ++counters_.connections_refused;
         throttle_.warn(*log_, "limit", "client: refused a connection: {} connections already open",
                        connections_.size());
+        const auto retry_after = handler_.turned_away();
         if (!options_.tls) {  // with TLS, nothing can be said before the handshake
             say_before_closing(socket, ClientErrc::too_many_connections,
                                fmt::format("this node holds its maximum of {} client connections "
                                            "(limits.maxClientConnections); try another",
-                                           options_.connections_max));
+                                           options_.connections_max),
+                               retry_after);
         }
         std::error_code ignored;
         socket.close(ignored);

@@ -235,6 +235,7 @@ std::expected<void, std::string> Node::start_client_port(const config::Config& c
 void Node::probe_lag() {
     const Time now = scheduler_.now();
     admission_.observe_lag(std::max(Duration(0), now - lag_probe_due_));
+    admission_.pace(now);
     lag_probe_due_ = now + lag_probe_interval;
     lag_timer_ = scheduler_.run_after(lag_probe_interval, [this] { probe_lag(); });
 }
@@ -403,6 +404,10 @@ void Node::handle(const std::shared_ptr<Session>& session, ClientRequest request
 
 void Node::session_closed(const std::shared_ptr<Session>& session) {
     commands_->session_closed(session);
+}
+
+std::chrono::milliseconds Node::turned_away() {
+    return admission_.turn_away();
 }
 
 }  // namespace matchmesh::node

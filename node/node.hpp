@@ -77,6 +77,7 @@ public:
     void handle(const std::shared_ptr<Session>& session, ClientRequest request,
                 Reply reply) override;
     void session_closed(const std::shared_ptr<Session>& session) override;
+    [[nodiscard]] std::chrono::milliseconds turned_away() override;
     // PushSink
     void push(const UserId& user, const ticket::PushMessage& message) override;
 

@@ -37,6 +37,8 @@ public:
                         Reply reply) = 0;
     // The connection is gone (closed by either side).
     virtual void session_closed(const std::shared_ptr<Session>& session) = 0;
+    // A connection was refused for the connection limit: when its client may try again.
+    [[nodiscard]] virtual std::chrono::milliseconds turned_away() = 0;
 };
 
 }  // namespace matchmesh::node

@@ -137,3 +137,15 @@ TEST_CASE("bench/outcomes: a team match survives the records' JSON and counts on
     CHECK(teams["violation_kinds"]["team_difference"] == 1);
     CHECK(teams["side_difference"]["max"] == 150.0);
 }
+
+TEST_CASE("bench/outcomes: a wait to connect in the player process is kept and reported") {
+    std::vector<TicketRecord> records(2);
+    for (TicketRecord& record : records) {
+        record.arrived = true;
+        record.outcome = Outcome::refused;
+    }
+    CHECK_FALSE(summarize(records, 1.0).contains("connect_wait_ms"));  // nobody waited
+    records[1].connect_wait_ms = 250;
+    records[1] = record_of(nlohmann::json::parse(record_json(records[1]).dump()));
+    CHECK(summarize(records, 1.0)["connect_wait_ms"]["max"] == 250.0);
+}

@@ -259,6 +259,7 @@ TEST_CASE_FIXTURE(OneNode, "integration/bad-input: connections over the client l
     auto refusal = decode_reply(*said, mesh::FrameLimits{}.reader_options());
     REQUIRE(refusal.has_value());
     CHECK(std::get<ReplyError>(refusal->body).category == "too_many_connections");
+    CHECK(std::get<ReplyError>(refusal->body).retry_after_ms >= 125);  // with a hint, as overloaded
     CHECK(extra.closed_by_peer(3s));
     CHECK(logged(node, "client: refused a connection: 6 connections already open"));
     held.pop_back();

@@ -2,6 +2,8 @@
 // growing share in between, and hints when to come back.
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "node/admission.hpp"
 
 using namespace matchmesh;
@@ -117,4 +119,42 @@ TEST_CASE("node/admission: slow answers from other nodes refuse tickets; the ave
     }
     CHECK(admission.round_trip_ms() < 10);
     CHECK_FALSE(admission.admit(Load{}).has_value());
+}
+
+TEST_CASE("node/admission: a crowd refused faster than the node admits is asked to wait longer") {
+    AdmissionOptions options = small();
+    options.pace_window = Duration(500);
+    Admission admission(options, 8);
+    Time now = time_from_ms(1000);
+    admission.pace(now);
+    CHECK(admission.crowd_hint() == Duration(0));
+    // Each window: 10 tickets taken, 80 refused. The hint grows fourfold a window to the cap.
+    std::vector<Duration> hints;
+    for (int window = 0; window < 4; ++window) {
+        refusals(admission, Load{}, 10);
+        refusals(admission, Load{1000, 0, 0}, 80);
+        now += Duration(500);
+        admission.pace(now);
+        hints.push_back(admission.crowd_hint());
+    }
+    CHECK(hints == std::vector<Duration>{Duration(800), Duration(3200), Duration(4000),
+                                         Duration(4000)});
+    auto refused = admission.admit(Load{1000, 0, 0});
+    REQUIRE(refused.has_value());
+    CHECK(refused->retry_after >= Duration(2000));  // half the crowd's hint, at least
+    // A window revised early changes nothing.
+    admission.pace(now + Duration(100));
+    CHECK(admission.crowd_hint() == Duration(4000));
+    // Refusals as many as admissions hold the hint; fewer halve it until there is no crowd.
+    refusals(admission, Load{}, 40);
+    refusals(admission, Load{1000, 0, 0}, 40);
+    now += Duration(500);
+    admission.pace(now);
+    CHECK(admission.crowd_hint() == Duration(4000));
+    for (int window = 0; window < 6; ++window) {
+        refusals(admission, Load{}, 40);
+        now += Duration(500);
+        admission.pace(now);
+    }
+    CHECK(admission.crowd_hint() == Duration(0));
 }
