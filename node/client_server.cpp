@@ -68,6 +68,9 @@ void ClientServer::close(const StreamPtr& stream, std::string_view reason, bool 
     std::shared_ptr<Session> session;
     if (auto found = connections_.find(stream.get()); found != connections_.end()) {
         session = found->second.session;
+        if (found->second.hello_deadline) {
+            found->second.hello_deadline->cancel();
+        }
         connections_.erase(found);
         streams_.erase(session.get());
     }
@@ -79,6 +82,17 @@ void ClientServer::close(const StreamPtr& stream, std::string_view reason, bool 
                        mesh::printable(reason));
     } else {
         log_->debug("client: closed connection from {}: {}", remote, reason);
+    }
+}
+
+// The session said hello: its deadline, and what the deadline's handler holds, go at once rather
+// than when it would have expired (a node taking thousands of connections a second would
+// otherwise hold each one's session and timer for the whole hello timeout).
+void ClientServer::end_hello_deadline(mesh::FramedStream* stream) {
+    if (auto found = connections_.find(stream); found != connections_.end() &&
+                                                 found->second.hello_deadline) {
+        found->second.hello_deadline->cancel();
+        found->second.hello_deadline.reset();
     }
 }
 
@@ -164,16 +178,17 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
     session->remote = stream->remote();
     session->budget = options_.commands_per_second;
     session->refilled = std::chrono::steady_clock::now();
-    connections_.emplace(stream.get(), Connection{stream, session});
-    streams_.emplace(session.get(), stream);
     // Until hello, a connection speaks for nobody: one that stays silent is closed, so that idle
     // sockets cannot hold the connection limit.
     auto hello_deadline = std::make_shared<asio::steady_timer>(context_);
+    connections_.emplace(stream.get(), Connection{stream, session, hello_deadline});
+    streams_.emplace(session.get(), stream);
     hello_deadline->expires_after(options_.hello_timeout);
-    hello_deadline->async_wait([this, alive = alive_, weak = std::weak_ptr(stream), session,
-                                hello_deadline](std::error_code error) {
+    hello_deadline->async_wait([this, alive = alive_, weak = std::weak_ptr(stream),
+                                weak_session = std::weak_ptr(session)](std::error_code error) {
         auto target = weak.lock();
-        if (error || !*alive || !target || session->user || session->admin) {
+        auto session = weak_session.lock();
+        if (error || !*alive || !target || !session || session->user || session->admin) {
             return;
         }
         ++counters_.hello_timeouts;
@@ -223,6 +238,7 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
                                                    std::shared_ptr<bool> alive) {
     std::vector<capnp::word> body;
     const capnp::ReaderOptions reader_options = self->limits_.reader_options();
+    bool awaiting_hello = true;
     while (true) {
         auto read = co_await stream->read_frame(self->limits_, body);
         if (!*alive || stream->closed()) {
@@ -263,6 +279,10 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
                 self->send(target, encode_reply(reply));
             }
         });
+        if (awaiting_hello && (session->user || session->admin)) {
+            awaiting_hello = false;
+            self->end_hello_deadline(stream.get());
+        }
     }
 }
 

@@ -19,6 +19,7 @@
 #include <spdlog/logger.h>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
 
 #include "mesh/asio/framed_stream.hpp"
 #include "mesh/asio/log_throttle.hpp"
@@ -81,10 +82,13 @@ private:
     struct Connection {
         StreamPtr stream;
         std::shared_ptr<Session> session;
+        // Armed until the session says hello (or the connection closes): it closes a silent one.
+        std::shared_ptr<asio::steady_timer> hello_deadline;
     };
 
     void send(const StreamPtr& stream, mesh::Frame frame);
     void close(const StreamPtr& stream, std::string_view reason, bool misbehaved);
+    void end_hello_deadline(mesh::FramedStream* stream);
     [[nodiscard]] bool take_budget(Session& session);
     void accept(asio::ip::tcp::socket socket);
     static asio::awaitable<void> serve(ClientServer* self, StreamPtr stream,
