@@ -88,6 +88,8 @@ struct LimitsConfig {
     int round_trip_max_ms = 50;                  // how long other nodes take to answer, on average
     std::size_t live_tickets_max = 200000;       // tickets live on one node
     std::size_t requests_in_flight_max = 16384;  // requests awaiting other nodes; also per peer
+    // The admin port's /livez fails once the event loop has not answered for this long.
+    int liveness_bound_ms = 2000;
 };
 
 // How a player's submitted value fills one of the profile's properties.
