@@ -10,6 +10,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+#include <matchmesh/version.hpp>
 
 #include "node/admin_server.hpp"
 #include "node/match_result.hpp"
@@ -136,6 +137,12 @@ void Metrics::register_node(prometheus::Registry& registry) {
                 .Help("CPU time used by the node process, user and system")
                 .Register(registry)
                 .Add({});
+    prometheus::BuildGauge()
+        .Name("matchmesh_build_info")
+        .Help("The version and commit this node was built from (always 1)")
+        .Register(registry)
+        .Add({{"version", std::string(build_version)}, {"commit", std::string(build_commit)}})
+        .Set(1);
 }
 
 void Metrics::register_mesh(prometheus::Registry& registry) {
