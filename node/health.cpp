@@ -47,9 +47,12 @@ HealthVerdict Health::readiness(Time now) const {
     if (options_.alone_by_config) {
         return {true, "ready: alone by config (no seeds but itself)"};
     }
-    return {false, joined_before_.load(std::memory_order_relaxed)
-                       ? "not joined: no other member is live"
-                       : "not joined: no other member seen yet"};
+    // Once joined, a node whose peers all died or are cut off still serves its players: taking
+    // the last survivors out of service would turn a degraded cluster into none.
+    if (joined_before_.load(std::memory_order_relaxed)) {
+        return {true, "ready: joined, no other member live now"};
+    }
+    return {false, "not joined: no other member seen yet"};
 }
 
 }  // namespace matchmesh::node

@@ -6,8 +6,9 @@
 //   blocking call, an endless loop) stops stamping, however well the admin port's own threads
 //   still answer.
 // - Ready (/readyz): the node should be sent players. It is live, listens on its client port, is
-//   not draining, and has joined the cluster (it sees at least one other live member) unless it
-//   is alone by config.
+//   not draining, and has joined the cluster (it has seen at least one other live member) unless
+//   it is alone by config. A node that joined stays ready when its peers are gone: the last
+//   survivors of a cluster keep serving.
 //
 // Owned by the node, which keeps it alive for as long as its admin server. The loop thread writes,
 // the admin server's threads read; each fact is one atomic that stands alone, so a probe never
