@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <matchmesh/version.hpp>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -430,6 +431,7 @@ void write_scale_chart(const fs::path& dir, const json& summary) {
 
 int main(int argc, char** argv) {
     CLI::App app{"matchmesh-bench-summary: the summary of a scripts/bench.sh run"};
+    app.set_version_flag("--version", matchmesh::version_line("matchmesh-bench-summary"));
     std::string dir_text;
     Criteria criteria;
     double cdf_rate = 1000;

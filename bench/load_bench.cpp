@@ -38,6 +38,7 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <matchmesh/version.hpp>
 #include <nlohmann/json.hpp>
 
 #include "bench/cluster_driver.hpp"
@@ -362,6 +363,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options,
                                  std::map<int, config::TicketTypeConfig>& ticket_types) {
     CLI::App app{
         "matchmesh-bench: simulated players against a matchmesh cluster (or the baselines)"};
+    app.set_version_flag("--version", matchmesh::version_line("matchmesh-bench"));
     std::vector<std::string> types;
     std::vector<std::string> parties;
     std::string secret_file;

@@ -23,6 +23,7 @@
 #include <asio/connect.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+#include <matchmesh/version.hpp>
 #include <nlohmann/json.hpp>
 
 #include "matching/service.hpp"
@@ -288,6 +289,7 @@ nlohmann::json run(const Options& options) {
 int main(int argc, char** argv) {
     Options options;
     CLI::App app{"Measures remote search round trips between two matchmesh nodes."};
+    app.set_version_flag("--version", matchmesh::version_line("matchmesh-bench-mesh"));
     app.add_option("--cpus", options.cpus, "CPU for node A and node B (-1: no pinning)")
         ->delimiter(',')
         ->expected(2);

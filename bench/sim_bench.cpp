@@ -49,6 +49,7 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <matchmesh/version.hpp>
 #include <nlohmann/json.hpp>
 
 #include "bench/sim_scale.hpp"
@@ -441,6 +442,7 @@ json pool_mode(const std::vector<std::size_t>& sizes, std::size_t newcomers, std
 
 int main(int argc, char** argv) {
     CLI::App app{"matchmesh-bench-sim: matching costs on a simulated cluster"};
+    app.set_version_flag("--version", matchmesh::version_line("matchmesh-bench-sim"));
     app.require_subcommand(1);
     app.fallthrough();
     std::uint64_t seed = 1;

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
+#include <matchmesh/version.hpp>
 #include <nlohmann/json.hpp>
 
 #include "matching/store.hpp"
@@ -201,6 +202,7 @@ void print_table(const nlohmann::json& figures) {
 int main(int argc, char** argv) {
     Options options;
     CLI::App app{"Measures the local matchmaking store's throughput and memory per item."};
+    app.set_version_flag("--version", matchmesh::version_line("matchmesh-bench-store"));
     app.add_option("--items", options.items, "live items")->check(CLI::Range(1000, 50'000'000));
     app.add_option("--buckets", options.buckets, "buckets the items spread over")
         ->check(CLI::Range(1, 100'000'000));

@@ -55,6 +55,9 @@ matchmesh_require(OPENSSL_FOUND libssl-dev)
 
 find_package(prometheus-cpp QUIET)
 matchmesh_require(prometheus-cpp_FOUND prometheus-cpp-dev)
+# The admin port's HTTP server (prometheus-cpp's package depends on it).
+find_package(civetweb QUIET)
+matchmesh_require(civetweb_FOUND libcivetweb-dev)
 
 if(MATCHMESH_BUILD_TESTS)
     find_package(doctest QUIET)

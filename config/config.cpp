@@ -249,7 +249,8 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
          "sendQueueBytes", "maxMeshConnections", "handshakeTimeoutMs", "maxClientFrameBytes",
          "maxClientConnections", "clientHelloTimeoutMs", "tokenLifetimeMaxSeconds",
          "commandsPerSecond", "rangeValuesMax", "searchCostMax", "ticketDurationMinSeconds",
-         "loopLagMaxMs", "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax"});
+         "loopLagMaxMs", "roundTripMaxMs", "liveTicketsMax", "requestsInFlightMax",
+         "livenessBoundMs"});
     LimitsConfig limits;
     optional_field(section, path, "maxFrameBytes", limits.frame_bytes_max,
                    integer_in(4096, 256 * 1024 * 1024));
@@ -285,6 +286,9 @@ LimitsConfig parse_limits(const nlohmann::json& section, const std::string& path
                    integer_in(1, 100000000));
     optional_field(section, path, "requestsInFlightMax", limits.requests_in_flight_max,
                    integer_in(16, 10000000));
+    // The loop stamps its heartbeat every 20 ms: a bound below 100 ms would fail on a hiccup.
+    optional_field(section, path, "livenessBoundMs", limits.liveness_bound_ms,
+                   integer_in(100, 600000));
     return limits;
 }
 

@@ -36,7 +36,7 @@ struct NodeConfig {
     std::string mesh_listen = "127.0.0.1:7100";
     std::string mesh_advertise;  // where peers reach the mesh port; default: mesh_listen
     std::string client_listen = "127.0.0.1:7200";
-    std::string admin_listen = "127.0.0.1:9100";  // metrics and readiness; empty: none
+    std::string admin_listen = "127.0.0.1:9100";  // metrics and health probes; empty: none
 };
 
 // The cluster this node joins.
@@ -88,6 +88,8 @@ struct LimitsConfig {
     int round_trip_max_ms = 50;                  // how long other nodes take to answer, on average
     std::size_t live_tickets_max = 200000;       // tickets live on one node
     std::size_t requests_in_flight_max = 16384;  // requests awaiting other nodes; also per peer
+    // The admin port's /livez fails once the event loop has not answered for this long.
+    int liveness_bound_ms = 2000;
 };
 
 // How a player's submitted value fills one of the profile's properties.

@@ -6,6 +6,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
+#include <matchmesh/version.hpp>
 
 #include "config/config.hpp"
 #include "node/node.hpp"
@@ -54,6 +55,7 @@ void apply(const Overrides& given, matchmesh::config::Config& config) {
 
 int main(int argc, char** argv) {
     CLI::App app{"matchmesh node: serves a share of the cluster's matchmaking store"};
+    app.set_version_flag("--version", matchmesh::version_line("matchmesh"));
     std::string config_path;
     Overrides given;
     std::string log_level = "info";

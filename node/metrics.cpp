@@ -6,21 +6,14 @@
 
 #include <sys/resource.h>
 
-#include <fmt/format.h>
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
-
-#include "node/match_result.hpp"
 #include <prometheus/registry.h>
-#include <asio/connect.hpp>
-#include <asio/io_context.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/read.hpp>
-#include <asio/write.hpp>
+#include <matchmesh/version.hpp>
 
-#include "mesh/asio/listener.hpp"
+#include "node/admin_server.hpp"
+#include "node/match_result.hpp"
 
 namespace matchmesh::node {
 
@@ -52,23 +45,14 @@ double cpu_seconds() {
     return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-std::expected<std::unique_ptr<Metrics>, std::string> Metrics::create(const std::string& listen) {
-    std::unique_ptr<Metrics> metrics(new Metrics());
-    try {
-        metrics->exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
-    } catch (const std::exception& error) {
-        return std::unexpected(fmt::format("cannot serve metrics on {}: {}", listen, error.what()));
-    }
-    const auto ports = metrics->exposer_->GetListeningPorts();
-    const auto colon = listen.rfind(':');
-    metrics->address_ =
-        fmt::format("{}:{}", listen.substr(0, colon), ports.empty() ? 0 : ports.front());
-    metrics->registry_ = std::make_shared<prometheus::Registry>();
-    metrics->register_tickets(*metrics->registry_);
-    metrics->register_node(*metrics->registry_);
-    metrics->register_mesh(*metrics->registry_);
-    metrics->exposer_->RegisterCollectable(metrics->registry_);
-    return metrics;
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
+    register_tickets(*registry_);
+    register_node(*registry_);
+    register_mesh(*registry_);
+}
+
+std::shared_ptr<const prometheus::Collectable> Metrics::collectable() const {
+    return registry_;
 }
 
 void Metrics::register_tickets(prometheus::Registry& registry) {
@@ -153,6 +137,12 @@ void Metrics::register_node(prometheus::Registry& registry) {
                 .Help("CPU time used by the node process, user and system")
                 .Register(registry)
                 .Add({});
+    prometheus::BuildGauge()
+        .Name("matchmesh_build_info")
+        .Help("The version and commit this node was built from (always 1)")
+        .Register(registry)
+        .Add({{"version", std::string(build_version)}, {"commit", std::string(build_commit)}})
+        .Set(1);
 }
 
 void Metrics::register_mesh(prometheus::Registry& registry) {
@@ -257,28 +247,21 @@ void Metrics::observe_match(const MatchResult& match) {
 }
 
 double read_metric(const std::string& admin, const std::string& sample) {
-    auto parts = mesh::split_host_port(admin);
-    if (!parts) {
+    auto reply = http_get(admin, "/metrics");
+    if (!reply || reply->status != 200) {
         return -1;
     }
-    try {
-        asio::io_context context;
-        asio::ip::tcp::socket socket(context);
-        socket.connect({asio::ip::make_address(parts->host), parts->port});
-        const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + admin + "\r\n\r\n";
-        asio::write(socket, asio::buffer(request));
-        std::string response;
-        std::error_code error;
-        asio::read(socket, asio::dynamic_buffer(response, 4 * 1024 * 1024), error);
-        std::istringstream lines(response);
-        std::string line;
-        const std::string key = sample + " ";
-        while (std::getline(lines, line)) {
-            if (line.starts_with(key)) {
+    std::istringstream lines(reply->body);
+    std::string line;
+    const std::string key = sample + " ";
+    while (std::getline(lines, line)) {
+        if (line.starts_with(key)) {
+            try {
                 return std::stod(line.substr(key.size()));
+            } catch (const std::exception&) {
+                return -1;
             }
         }
-    } catch (const std::exception&) {
     }
     return -1;
 }

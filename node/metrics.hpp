@@ -1,21 +1,20 @@
 #pragma once
-// Metrics: the node's Prometheus metrics, served by prometheus-cpp's pull exposer on the admin
-// port (GET /metrics, which also serves as the readiness probe).
+// Metrics: the node's Prometheus metrics, in a prometheus-cpp registry that the admin port serves
+// (GET /metrics; see admin_server.hpp).
 //
 // Owned by the node. Values are written from the node's loop thread (a snapshot each second, and
-// time-to-match and round-trip observations as they happen); the exposer's own threads read them,
-// which prometheus-cpp's metric types allow.
+// time-to-match and round-trip observations as they happen); the admin server's threads read
+// them, which prometheus-cpp's metric types allow.
 
 #include <cstdint>
-#include <expected>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 namespace prometheus {  // kept out of the node's public headers
+class Collectable;
 class Counter;
-class Exposer;
 class Gauge;
 class Histogram;
 class Registry;
@@ -55,12 +54,13 @@ struct MetricsSnapshot {
 
 class Metrics {
 public:
-    // Starts the exposer on host:port (port 0 picks one); the error names the address.
-    [[nodiscard]] static std::expected<std::unique_ptr<Metrics>, std::string> create(
-        const std::string& listen);
+    Metrics();
     ~Metrics();
+    Metrics(const Metrics&) = delete;
+    Metrics& operator=(const Metrics&) = delete;
 
-    [[nodiscard]] const std::string& address() const { return address_; }
+    // What the admin port serves; it outlives the Metrics if the server holds it longer.
+    [[nodiscard]] std::shared_ptr<const prometheus::Collectable> collectable() const;
     void update(const MetricsSnapshot& snapshot);
     void observe_time_to_match(double seconds);
     void observe_mesh_round_trip(double seconds);
@@ -69,15 +69,12 @@ public:
     void observe_match(const MatchResult& match);
 
 private:
-    Metrics() = default;
     void register_tickets(prometheus::Registry& registry);
     void register_node(prometheus::Registry& registry);
     void register_mesh(prometheus::Registry& registry);
     void advance(prometheus::Counter& counter, std::uint64_t& seen, std::uint64_t now);
 
     std::shared_ptr<prometheus::Registry> registry_;
-    std::unique_ptr<prometheus::Exposer> exposer_;
-    std::string address_;
     prometheus::Counter* started_ = nullptr;
     prometheus::Counter* completed_ = nullptr;
     prometheus::Counter* timed_out_ = nullptr;

@@ -1,5 +1,6 @@
 #include "node/node.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <limits>
@@ -73,9 +74,21 @@ AdmissionOptions admission_options(const config::LimitsConfig& limits) {
     return options;
 }
 
-// How often the loop's lag is sampled: often enough to see a backlog build within a search
-// interval, rarely enough to cost nothing.
+// How often the loop's lag is sampled (and its heartbeat stamped for /livez): often enough to see
+// a backlog build within a search interval, rarely enough to cost nothing.
 constexpr Duration lag_probe_interval{20};
+
+// A cluster of one by config: no seeds, or none but this node's own mesh address (as
+// scripts/cluster.sh seeds its first node). Such a node is ready without another member.
+HealthOptions health_options(const config::Config& config) {
+    HealthOptions options;
+    options.liveness_bound = Duration(config.limits.liveness_bound_ms);
+    options.alone_by_config =
+        std::ranges::all_of(config.cluster.seeds, [&config](const std::string& seed) {
+            return seed == config.node.mesh_listen || seed == config.node.mesh_advertise;
+        });
+    return options;
+}
 
 }  // namespace
 
@@ -85,10 +98,12 @@ Node::Node(const config::Config& config, std::shared_ptr<spdlog::logger> log, Tl
       tls_(std::move(tls)),
       scheduler_(context_),
       transport_(context_, tcp_options(config, tls_.mesh), log_),
+      health_(health_options(config)),
       signals_(context_, SIGTERM, SIGINT, SIGUSR1),
       admission_(admission_options(config.limits), std::hash<std::string>{}(config.node.id)) {}
 
 Node::~Node() {
+    admin_.reset();
     scheduler_.clear();
     clients_.reset();
     commands_.reset();
@@ -115,12 +130,15 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
         return std::unexpected(mesh_endpoint.error());
     }
     mesh_address_ = address_text(*mesh_endpoint);
+    health_.beat(scheduler_.now());
     if (!config.node.admin_listen.empty()) {
-        auto metrics = Metrics::create(config.node.admin_listen);
-        if (!metrics) {
-            return std::unexpected(metrics.error());
+        metrics_ = std::make_unique<Metrics>();
+        auto admin =
+            AdminServer::create(config.node.admin_listen, metrics_->collectable(), health_);
+        if (!admin) {
+            return std::unexpected(admin.error());
         }
-        metrics_ = std::move(*metrics);
+        admin_ = std::move(*admin);
     }
     start_mesh(config);
     if (auto built = start_services(config); !built) {
@@ -132,6 +150,7 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     core_->start();
     transport_.start(*core_, config.cluster.seeds);
     clients_->start();
+    health_.set_listening(true);
     wait_for_signal();
     every_second();
     lag_probe_due_ = scheduler_.now() + lag_probe_interval;
@@ -161,7 +180,10 @@ void Node::start_mesh(const config::Config& config) {
     const mesh::MemberInfo self{NodeId(config.node.id), advertise, config.node.node_type,
                                 wall_clock_incarnation()};
     core_ = std::make_unique<mesh::MeshCore>(self, mesh_options, scheduler_, transport_);
-    core_->on_membership([this](const mesh::MembershipEvent& event) { log_membership(event); });
+    core_->on_membership([this](const mesh::MembershipEvent& event) {
+        log_membership(event);
+        publish_members();
+    });
 }
 
 // The node's core over the mesh: its services and the client commands' semantics, with the real
@@ -231,13 +253,24 @@ std::expected<void, std::string> Node::start_client_port(const config::Config& c
     return {};
 }
 
-// A timer set for T that runs at T + lag: the loop had that much work queued before it.
+// A timer set for T that runs at T + lag: the loop had that much work queued before it. That it
+// runs at all is the loop's heartbeat.
 void Node::probe_lag() {
     const Time now = scheduler_.now();
+    health_.beat(now);
     admission_.observe_lag(std::max(Duration(0), now - lag_probe_due_));
     admission_.pace(now);
     lag_probe_due_ = now + lag_probe_interval;
     lag_timer_ = scheduler_.run_after(lag_probe_interval, [this] { probe_lag(); });
+}
+
+// How many other members are live, for /readyz: on every membership change, and each second in
+// case a change reached the live list without an event.
+void Node::publish_members() {
+    const auto members = core_->live_members();
+    const NodeId& self = core_->self().id;
+    health_.set_other_members(static_cast<std::size_t>(std::ranges::count_if(
+        members, [&self](const mesh::MemberInfo& member) { return member.id != self; })));
 }
 
 Load Node::load() const {
@@ -278,6 +311,7 @@ void Node::shutdown() {
         return;
     }
     commands_->drain();
+    health_.set_draining();
     // New tickets are refused from now on; live ones end with 222 to all their members.
     const std::size_t canceled = tickets_->cancel_all_tickets();
     log_->info("node: canceled {} live tickets; leaving the cluster", canceled);
@@ -293,6 +327,7 @@ void Node::finish_shutdown(Time deadline) {
     }
     if (!core_->membership().self().id.empty() && clients_) {
         clients_->stop();
+        health_.set_listening(false);
         core_->leave();
     }
     auto leave = [this](auto self, Time until) -> void {
@@ -359,6 +394,7 @@ MetricsSnapshot Node::snapshot() const {
 }
 
 void Node::every_second() {
+    publish_members();
     const MetricsSnapshot now = snapshot();
     if (metrics_) {
         metrics_->update(now);

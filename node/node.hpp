@@ -7,7 +7,8 @@
 // Life cycle: create() binds every port (or says why it cannot); run() serves until SIGTERM or
 // SIGINT (or shutdown()), then drains: refuses new tickets, cancels live ones (222 to their
 // members), lets the pushes go out, leaves the cluster, and returns 0. SIGUSR1 prints a text dump
-// of the store, tickets, rooms and members to stdout without disturbing service.
+// of the store, tickets, rooms and members to stdout without disturbing service. The admin port
+// (metrics, /livez, /readyz) is served by its own threads from what the loop publishes (Health).
 
 #include <expected>
 #include <functional>
@@ -28,9 +29,11 @@
 #include "mesh/asio/log_throttle.hpp"
 #include "mesh/asio/tcp_transport.hpp"
 #include "mesh/mesh_core.hpp"
+#include "node/admin_server.hpp"
 #include "node/admission.hpp"
 #include "node/client_commands.hpp"
 #include "node/client_server.hpp"
+#include "node/health.hpp"
 #include "node/metrics.hpp"
 #include "node/services.hpp"
 #include "node/ticket_types.hpp"
@@ -69,7 +72,7 @@ public:
 
     [[nodiscard]] const std::string& mesh_address() const { return mesh_address_; }
     [[nodiscard]] const std::string& client_address() const { return client_address_; }
-    [[nodiscard]] std::string admin_address() const { return metrics_ ? metrics_->address() : ""; }
+    [[nodiscard]] std::string admin_address() const { return admin_ ? admin_->address() : ""; }
     void dump_text(std::ostream& out);
     [[nodiscard]] nlohmann::json dump_json();
 
@@ -93,6 +96,7 @@ private:
     void every_second();
     [[nodiscard]] MetricsSnapshot snapshot() const;
     void probe_lag();
+    void publish_members();
     [[nodiscard]] Load load() const;
 
     config::Config config_;
@@ -110,6 +114,9 @@ private:
     std::unique_ptr<ClientCommands> commands_;
     std::unique_ptr<ClientServer> clients_;
     std::unique_ptr<Metrics> metrics_;
+    Health health_;
+    // Declared after what its threads read (the metrics, health_), so that it stops first.
+    std::unique_ptr<AdminServer> admin_;
     asio::signal_set signals_;
     std::vector<std::function<void(const UserId&, const ticket::PushMessage&)>> push_observers_;
     std::string mesh_address_;

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
     build-essential cmake pkg-config
     libasio-dev capnproto libcapnp-dev libxxhash-dev libspdlog-dev doctest-dev
-    nlohmann-json3-dev libcli11-dev libssl-dev prometheus-cpp-dev libhiredis-dev
+    nlohmann-json3-dev libcli11-dev libssl-dev prometheus-cpp-dev libcivetweb-dev libhiredis-dev
 )
 for arg in "$@"; do
     case "$arg" in

@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <matchmesh/version.hpp>
 #include <nlohmann/json.hpp>
 
 #include "matching/value.hpp"
@@ -454,6 +455,7 @@ int run(const Args& args, Command command) {
 
 int main(int argc, char** argv) {
     CLI::App app{"matchmesh-cli: commands against a matchmesh node"};
+    app.set_version_flag("--version", matchmesh::version_line("matchmesh-cli"));
     Args args;
     define_options(app, args);
     Subcommands sub = define_store_subcommands(app, args);

@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,6 +148,7 @@ int NodeProcess::run_to_exit(const TestFolder& folder, const std::string& name,
 NodeProcess::NodeProcess(NodeProcess&& other) noexcept
     : id_(std::move(other.id_)),
       pid_(std::exchange(other.pid_, -1)),
+      frozen_(std::exchange(other.frozen_, false)),
       stdout_path_(std::move(other.stdout_path_)),
       log_path_(std::move(other.log_path_)),
       mesh_address_(std::move(other.mesh_address_)),
@@ -155,6 +157,9 @@ NodeProcess::NodeProcess(NodeProcess&& other) noexcept
 
 NodeProcess::~NodeProcess() {
     if (pid_ > 0) {
+        if (frozen_) {
+            ptrace(PTRACE_DETACH, pid_, nullptr, nullptr);
+        }
         kill(pid_, SIGKILL);
         int status = 0;
         waitpid(pid_, &status, 0);
@@ -164,6 +169,27 @@ NodeProcess::~NodeProcess() {
 void NodeProcess::send_signal(int signal) const {
     REQUIRE(pid_ > 0);
     kill(pid_, signal);
+}
+
+bool NodeProcess::freeze_loop() {
+    REQUIRE(pid_ > 0);
+    REQUIRE_FALSE(frozen_);
+    // The main thread's ID is the process's: seizing it traces that thread alone.
+    if (ptrace(PTRACE_SEIZE, pid_, nullptr, nullptr) != 0) {
+        return false;
+    }
+    REQUIRE(ptrace(PTRACE_INTERRUPT, pid_, nullptr, nullptr) == 0);
+    int status = 0;
+    REQUIRE(waitpid(pid_, &status, __WALL) == pid_);
+    REQUIRE(WIFSTOPPED(status));
+    frozen_ = true;
+    return true;
+}
+
+void NodeProcess::thaw_loop() {
+    REQUIRE(frozen_);
+    REQUIRE(ptrace(PTRACE_DETACH, pid_, nullptr, nullptr) == 0);
+    frozen_ = false;
 }
 
 std::optional<int> NodeProcess::wait(std::chrono::milliseconds timeout) {

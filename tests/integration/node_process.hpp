@@ -52,6 +52,12 @@ public:
     [[nodiscard]] pid_t pid() const { return pid_; }
 
     void send_signal(int signal) const;
+    // Stops the node's event loop (its main thread) and nothing else, as a callback that never
+    // returns would: the admin port's threads go on answering, where SIGSTOP would stop them too.
+    // Through ptrace, which false says this process may not use on its child; thaw_loop() resumes
+    // the loop, and so does the end of the test process.
+    [[nodiscard]] bool freeze_loop();
+    void thaw_loop();
     // Waits for the process to exit; its exit code, or nullopt on timeout.
     std::optional<int> wait(std::chrono::milliseconds timeout);
     [[nodiscard]] std::string stdout_text() const;
@@ -61,6 +67,7 @@ private:
     NodeProcess() = default;
     std::string id_;
     pid_t pid_ = -1;
+    bool frozen_ = false;
     std::filesystem::path stdout_path_;
     std::filesystem::path log_path_;
     std::string mesh_address_;

@@ -179,7 +179,7 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
         "limits": {"maxFrameBytes": 65536, "nestingLimit": 8, "sendQueueFrames": 100,
                    "maxClientConnections": 50, "clientHelloTimeoutMs": 2000,
                    "handshakeTimeoutMs": 500, "loopLagMaxMs": 80, "roundTripMaxMs": 20,
-                   "liveTicketsMax": 5000, "requestsInFlightMax": 64}})",
+                   "liveTicketsMax": 5000, "requestsInFlightMax": 64, "livenessBoundMs": 500}})",
                               "test.json");
     REQUIRE(loaded.has_value());
     CHECK(loaded->node.id == "node-7");
@@ -197,6 +197,7 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
     CHECK(loaded->limits.round_trip_max_ms == 20);
     CHECK(loaded->limits.live_tickets_max == 5000);
     CHECK(loaded->limits.requests_in_flight_max == 64);
+    CHECK(loaded->limits.liveness_bound_ms == 500);
     CHECK(matchmesh::config::validate(*loaded, "test.json").has_value());
 }
 
@@ -251,6 +252,8 @@ TEST_CASE("config: each invalid node, cluster or limits setting names its path")
                     "limits.clientHelloTimeoutMs", "must be in 100..600000");
     expect_rejected(R"({"limits": {"loopLagMaxMs": 1}})", Errc::invalid, "limits.loopLagMaxMs",
                     "must be in 10..60000");
+    expect_rejected(R"({"limits": {"livenessBoundMs": 20}})", Errc::invalid,
+                    "limits.livenessBoundMs", "must be in 100..600000");
     expect_rejected(R"({"limits": {"liveTicketsMax": 0}})", Errc::invalid, "limits.liveTicketsMax",
                     "must be in 1..");
     expect_rejected(R"({"limits": {"requestsInFlightMax": "many"}})", Errc::invalid,
