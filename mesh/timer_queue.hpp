@@ -2,12 +2,14 @@
 // TimerQueue: pending timers ordered by deadline, then by the order they were set, so that both
 // schedulers (Asio and simulated) run timers in the same, deterministic order.
 //
-// Owned by a scheduler; single-threaded. Cancelling is O(1) (the entry is skipped when reached).
+// Owned by a scheduler; single-threaded. Cancelling is O(1) amortized: the entry is skipped when
+// reached, and once the cancelled entries outnumber the pending ones the heap is rebuilt without
+// them. (Left alone, each would stay until its deadline: a ticket re-arms its timer at every step
+// and ends long before its deadline, so a busy node would carry many times its live timers.)
 
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +39,8 @@ public:
     void put_back(Time deadline, Due due);
 
     [[nodiscard]] std::size_t size() const { return tasks_.size(); }
+    // Entries held, cancelled ones not yet dropped included: at most about twice size().
+    [[nodiscard]] std::size_t held() const { return order_.size(); }
 
 private:
     struct Entry {
@@ -48,8 +52,9 @@ private:
         }
     };
     void drop_cancelled();
+    void push(Entry entry);
 
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order_;
+    std::vector<Entry> order_;  // a min-heap by deadline, then ID (std::greater)
     std::unordered_map<TimerId, std::function<void()>> tasks_;
     TimerId next_id_ = 1;
 };
