@@ -4,22 +4,30 @@
 # Usage: scripts/setup.sh [--with-demo] [--with-bench] [--with-tests] [--with-fuzz]
 set -euo pipefail
 
+root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
     build-essential cmake pkg-config
     libasio-dev capnproto libcapnp-dev libxxhash-dev libspdlog-dev doctest-dev
     nlohmann-json3-dev libcli11-dev libssl-dev prometheus-cpp-dev libcivetweb-dev libhiredis-dev
 )
+tools=()
 for arg in "$@"; do
     case "$arg" in
         --with-demo) packages+=(gnuplot-nox) ;;
         --with-bench) packages+=(gnuplot-nox redis-server valgrind python3) ;;
         # The fault tests: network namespaces, the nodes' metrics, the load generator's report.
-        --with-tests) packages+=(iproute2 curl python3) ;;
+        --with-tests) packages+=(iproute2 curl python3) tools+=(promtool) ;;
         # libFuzzer and its sanitizers come with Clang's runtime (scripts/fuzz.sh).
         --with-fuzz) packages+=(clang-16 libclang-rt-16-dev) ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+    sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
 
 missing=()
 for package in "${packages[@]}"; do
@@ -27,17 +35,29 @@ for package in "${packages[@]}"; do
         missing+=("$package")
     fi
 done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup.sh: installing ${missing[*]}"
+    "${sudo_cmd[@]}" apt-get update -q </dev/null
+    "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+fi
+
+# promtool (the checker of metrics output and alert rules) for the tests, taken out of Debian's
+# prometheus package into build/tools without installing the package: installing it would also
+# install and start a Prometheus server on this machine.
+for tool in "${tools[@]}"; do
+    [ -x "$root/build/tools/$tool" ] && continue
+    scratch=$(mktemp -d)
+    if ! (cd "$scratch" && apt-get download -q prometheus >/dev/null 2>&1); then
+        "${sudo_cmd[@]}" apt-get update -q </dev/null
+        (cd "$scratch" && apt-get download -q prometheus >/dev/null)
+    fi
+    dpkg-deb -x "$scratch"/prometheus_*.deb "$scratch/root"
+    install -D -m 0755 "$scratch/root/usr/bin/$tool" "$root/build/tools/$tool"
+    rm -rf "$scratch"
+    echo "setup.sh: $tool in build/tools (from Debian's prometheus package)"
+    missing+=("$tool")
+done
 
 if [ ${#missing[@]} -eq 0 ]; then
     echo "setup.sh: all dependencies present"
-    exit 0
 fi
-
-echo "setup.sh: installing ${missing[*]}"
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then
-    sudo_cmd=(sudo)
-fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q </dev/null
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
