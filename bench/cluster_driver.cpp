@@ -71,6 +71,7 @@ private:
     asio::awaitable<void> await_end(Party& party);
     void check_team_match(const Party& party, const ticket::PushMessage& push);
     asio::awaitable<bool> wait_to_retry(Party& party, std::chrono::milliseconds pause);
+    std::chrono::milliseconds backoff(int base_ms, int failures, int hint_ms);
     void hang_up(Party& party);
     asio::awaitable<StreamPtr> open(const std::string& user, Party& party, std::string& error);
     bool bind_source(mesh::FramedStream& stream, const asio::ip::tcp::endpoint& endpoint,
@@ -281,15 +282,11 @@ asio::awaitable<void> Driver::play(std::size_t index) {
         const std::string error = co_await connect_party(party);
         if (!error.empty()) {
             // Could not connect (a node at its connection limit, or this process out of
-            // descriptors): try again after a pause that doubles with each failure in a row
-            // (1 s, 2 s, ... up to 8 s, or the node's hint if longer) and is jittered, as a
-            // client would.
+            // descriptors): try again after 1 s, 2 s, ... or the node's hint, as a client would.
             hang_up(party);
-            const int longest = std::max(static_cast<int>(party.retry_after.count()),
-                                         1000 << std::min(party.connect_failures++, 3));
+            const std::chrono::milliseconds pause = backoff(
+                1000, party.connect_failures++, static_cast<int>(party.retry_after.count()));
             party.retry_after = {};
-            const std::chrono::milliseconds pause(
-                std::uniform_int_distribution<int>(longest / 2, longest)(random_));
             if (co_await wait_to_retry(party, pause)) {
                 continue;
             }
@@ -321,6 +318,14 @@ asio::awaitable<void> Driver::play(std::size_t index) {
         break;
     }
     --parties_running_;
+}
+
+// The pause before trying again: `base_ms` doubled for each failure in a row, up to 8 s or the
+// node's hint if that is longer, and jittered over its upper half.
+std::chrono::milliseconds Driver::backoff(int base_ms, int failures, int hint_ms) {
+    const int longest = std::max(hint_ms, std::min(8000, base_ms << std::min(failures, 5)));
+    return std::chrono::milliseconds(
+        std::uniform_int_distribution<int>(longest / 2, longest)(random_));
 }
 
 void Driver::hang_up(Party& party) {
@@ -414,13 +419,10 @@ asio::awaitable<Driver::Start> Driver::start_ticket(Party& party) {
         auto reply = co_await call(party.streams.front(), std::move(request));
         const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
         if (refused != nullptr && refused->category == wire_name(ClientErrc::overloaded)) {
-            // The node's hint, doubled for each refusal in a row (up to 8 s, or the hint if
-            // longer) and jittered: the players a node turned away come back spread out, not as
-            // one wave, and never sooner than the node asked.
+            // The node's hint, doubled for each refusal in a row: the players a node turned
+            // away come back spread out, not as one wave, and never sooner than it asked.
             const int hint = refused->retry_after_ms > 0 ? refused->retry_after_ms : 1000;
-            const int longest = std::max(hint, std::min(8000, hint << std::min(record.retries, 5)));
-            const std::chrono::milliseconds pause(
-                std::uniform_int_distribution<int>(longest / 2, longest)(random_));
+            const std::chrono::milliseconds pause = backoff(hint, record.retries, hint);
             const bool hold = backing_off_ < options_.backoff_connections_max;
             if (!hold) {
                 hang_up(party);

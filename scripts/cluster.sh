@@ -91,7 +91,10 @@ start() {
     else
         write_config
     fi
-    local seed="127.0.0.1:$((base + 1))"
+    # Node-1 seeds itself (fixed ports) or nobody (ports picked free): either way it is a cluster
+    # of one until the others join through it.
+    local seeds=()
+    [ "$base" -ne 0 ] && seeds=(--seeds "127.0.0.1:$((base + 1))")
     for i in $(seq 1 "$count"); do
         local mesh=0 client=0 admin=0
         if [ "$base" -ne 0 ]; then
@@ -100,7 +103,7 @@ start() {
         nohup "$node_binary" --config "$run_dir/cluster.json" --id "node-$i" \
             --mesh-listen "127.0.0.1:$mesh" --client-listen "127.0.0.1:$client" \
             --admin-listen "127.0.0.1:$admin" \
-            --seeds "$seed" >"$run_dir/node-$i.out" 2>"$run_dir/node-$i.log" </dev/null &
+            "${seeds[@]}" >"$run_dir/node-$i.out" 2>"$run_dir/node-$i.log" </dev/null &
         echo $! >"$run_dir/node-$i.pid"
         for attempt in $(seq 1 401); do
             grep -q "ready:" "$run_dir/node-$i.out" 2>/dev/null && break
@@ -120,7 +123,7 @@ start() {
         done
         cat "$run_dir/node-$i.out"
         if [ "$base" -eq 0 ] && [ "$i" -eq 1 ]; then  # the others join through node-1
-            seed=$(sed -n 's/.* mesh \([^ ]*\) .*/\1/p' "$run_dir/node-1.out")
+            seeds=(--seeds "$(sed -n 's/.* mesh \([^ ]*\) .*/\1/p' "$run_dir/node-1.out")")
         fi
     done
     echo "cluster of $count nodes running; logs in $run_dir"
