@@ -418,18 +418,7 @@ void Node::every_second() {
     if (metrics_) {
         metrics_->update(now);
     }
-    log_->info(
-        "summary: tickets started {} completed {} timed out {} canceled {} refused as "
-        "overloaded {}; searching {} waiting {}; sessions {}; items {}; members {}; loop lag {} "
-        "ms; round trip {:.1f} ms",
-        now.tickets_started - last_summary_.tickets_started,
-        now.tickets_completed - last_summary_.tickets_completed,
-        now.tickets_timed_out - last_summary_.tickets_timed_out,
-        now.tickets_canceled - last_summary_.tickets_canceled,
-        now.tickets_refused_overloaded - last_summary_.tickets_refused_overloaded,
-        now.tickets_searching, now.tickets_waiting, now.sessions, now.store_items,
-        now.members_alive, now.loop_lag_ms, now.round_trip_ms);
-    last_summary_ = now;
+    summary_.second(scheduler_.now(), now, *log_);
     second_timer_ = scheduler_.run_after(Duration(1000), [this] { every_second(); });
 }
 

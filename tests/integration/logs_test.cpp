@@ -1,6 +1,6 @@
 // The node's logs over real node processes: --log-format json makes every line on stderr and
-// stdout one JSON object with ts, level, node and msg (and the events operators act on);
-// node.logFormat in the config is overridden by the flag;
+// stdout one JSON object with ts, level, node and msg (and the events operators act on); an idle
+// node writes its summary at debug only; node.logFormat in the config is overridden by the flag;
 // an unknown format is refused at startup, naming it.
 #include <doctest/doctest.h>
 
@@ -80,7 +80,7 @@ bool any_line(const std::string& text, const std::function<bool(const nlohmann::
 TEST_CASE("integration/logs: with --log-format json every line of a node's output is JSON") {
     // Two players (one with quotes and a backslash in its ID, which the debug lines quote) match
     // on one node, which then drains; its stderr and its ready line on stdout parse line by line,
-    // and the ready and drain lines carry their events and figures.
+    // and the ready, summary and drain lines carry their events and figures.
     TestFolder folder;
     auto node = NodeProcess::start(folder, "solo", folder.write("solo.json", duel_config()),
                                    {"--log-format", "json"});
@@ -92,6 +92,11 @@ TEST_CASE("integration/logs: with --log-format json every line of a node's outpu
     REQUIRE(describe(start_ticket(bob, duel, 1005)) == "ok");
     expect_push(alice, PushKind::success, 5s);
     expect_push(bob, PushKind::success, 5s);
+    const auto busy_at_info = [](const nlohmann::json& line) {
+        return field(line, "event") == "summary" && field(line, "level") == "info" &&
+               field(line, "state") == "busy" && field(line, "tickets_started") >= 1;
+    };
+    CHECK(eventually([&] { return any_line(node.log_text(), busy_at_info); }, 5s));
     node.send_signal(SIGTERM);
     REQUIRE(node.wait(10s) == 0);
 
@@ -115,6 +120,25 @@ TEST_CASE("integration/logs: with --log-format json every line of a node's outpu
     }));
     CHECK_FALSE(
         any_line(log, [](const nlohmann::json& line) { return field(line, "level") == "error"; }));
+}
+
+TEST_CASE("integration/logs: an idle node writes its summary at debug only") {
+    // Three seconds without a player: a summary line each second at debug, none at info.
+    TestFolder folder;
+    auto node = NodeProcess::start(folder, "idle", folder.write("idle.json", duel_config()),
+                                   {"--log-format", "json"});
+    const auto summary_at = [](const std::string& level) {
+        return [level](const nlohmann::json& line) {
+            return field(line, "event") == "summary" && field(line, "level") == level;
+        };
+    };
+    REQUIRE(eventually(
+        [&] {
+            const auto objects = json_lines(node.log_text());
+            return std::ranges::count_if(objects, summary_at("debug")) >= 3;
+        },
+        10s));
+    CHECK_FALSE(any_line(node.log_text(), summary_at("info")));
 }
 
 TEST_CASE("integration/logs: node.logFormat sets the format and --log-format overrides it") {
