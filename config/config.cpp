@@ -95,7 +95,8 @@ auto address() {
 
 NodeConfig parse_node(const nlohmann::json& section, const std::string& path) {
     expect_object(section, path,
-                  {"id", "nodeType", "meshListen", "meshAdvertise", "clientListen", "adminListen"});
+                  {"id", "nodeType", "meshListen", "meshAdvertise", "clientListen", "adminListen",
+                   "logFormat"});
     NodeConfig node;
     auto name = [](const nlohmann::json& value, const std::string& at) {
         return read_name(read_string(value, at, 1, name_bytes_max), at);
@@ -110,6 +111,14 @@ NodeConfig parse_node(const nlohmann::json& section, const std::string& path) {
     } else {
         optional_field(section, path, "adminListen", node.admin_listen, address());
     }
+    optional_field(section, path, "logFormat", node.log_format,
+                   [](const nlohmann::json& value, const std::string& at) {
+                       auto format = log_format_named(read_string(value, at, 1, 16));
+                       if (!format) {
+                           reject(at, format.error());
+                       }
+                       return *format;
+                   });
     return node;
 }
 
@@ -742,6 +751,16 @@ std::expected<Config, ConfigError> load_string(std::string_view text, std::strin
         const std::string path = rejected.path.empty() ? "(top level)" : rejected.path;
         return fail(code, fmt::format("{}: {}: {}", source, path, rejected.reason));
     }
+}
+
+std::expected<LogFormat, std::string> log_format_named(std::string_view name) {
+    if (name == "text") {
+        return LogFormat::text;
+    }
+    if (name == "json") {
+        return LogFormat::json;
+    }
+    return std::unexpected(fmt::format("'{}' is not a log format: text or json", name));
 }
 
 std::expected<void, ConfigError> validate(const Config& config, std::string_view source) {

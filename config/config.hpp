@@ -29,7 +29,10 @@ struct MatchingConfig {
     std::map<std::string, std::map<std::string, std::int64_t, std::less<>>, std::less<>> profiles;
 };
 
-// This node: who it is and where it listens.
+// How the node writes its log lines: text for people, one JSON object a line for collectors.
+enum class LogFormat { text, json };
+
+// This node: who it is, where it listens and how it logs.
 struct NodeConfig {
     std::string id;  // unique in the cluster; default: the host name
     std::string node_type = "HTTP";
@@ -37,6 +40,7 @@ struct NodeConfig {
     std::string mesh_advertise;  // where peers reach the mesh port; default: mesh_listen
     std::string client_listen = "127.0.0.1:7200";
     std::string admin_listen = "127.0.0.1:9100";  // metrics and health probes; empty: none
+    LogFormat log_format = LogFormat::text;
 };
 
 // The cluster this node joins.
@@ -214,6 +218,10 @@ inline constexpr std::size_t config_depth_max = 32;
 // `source` names the text in error messages (a file name, or "<inline>").
 [[nodiscard]] std::expected<Config, ConfigError> load_string(std::string_view text,
                                                              std::string_view source);
+
+// The log format called `name` ("text" or "json"), or the reason naming what was given; for
+// node.logFormat and the node's --log-format alike.
+[[nodiscard]] std::expected<LogFormat, std::string> log_format_named(std::string_view name);
 
 // Checks a config after command-line overrides; the error names the setting.
 [[nodiscard]] std::expected<void, ConfigError> validate(const Config& config,

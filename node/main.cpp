@@ -9,6 +9,7 @@
 #include <matchmesh/version.hpp>
 
 #include "config/config.hpp"
+#include "node/log_format.hpp"
 #include "node/node.hpp"
 
 namespace {
@@ -27,6 +28,7 @@ struct Overrides {
     std::string client_listen;
     std::vector<std::string> seeds;
     std::string admin_listen;
+    std::string log_format;
 };
 
 void apply(const Overrides& given, matchmesh::config::Config& config) {
@@ -49,6 +51,27 @@ void apply(const Overrides& given, matchmesh::config::Config& config) {
     if (!given.seeds.empty()) {
         config.cluster.seeds = given.seeds;
     }
+    if (!given.log_format.empty()) {
+        config.node.log_format = *matchmesh::config::log_format_named(given.log_format);
+    }
+}
+
+// The ready line names the node's ports on stdout, where scripts and tests wait for it; it is
+// formatted as the log is, so that a collector reading both streams reads one format.
+void print_ready_line(const matchmesh::config::Config& config, matchmesh::node::Node& node) {
+    const std::string admin = node.admin_address().empty() ? "none" : node.admin_address();
+    spdlog::logger out("matchmesh", std::make_shared<spdlog::sinks::stdout_sink_mt>());
+    out.set_formatter(matchmesh::node::make_log_formatter(config.node.log_format, config.node.id));
+    matchmesh::node::log_event(out, spdlog::level::info,
+                               {"ready",
+                                {{"mesh", node.mesh_address()},
+                                 {"client", node.client_address()},
+                                 {"admin", admin},
+                                 {"cluster", config.cluster.name}}},
+                               "matchmesh node {} ready: mesh {} client {} admin {} cluster {}",
+                               config.node.id, node.mesh_address(), node.client_address(), admin,
+                               config.cluster.name);
+    out.flush();
 }
 
 }  // namespace
@@ -74,6 +97,14 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+    app.add_option("--log-format", given.log_format,
+                   "text or json, one object a line (overrides node.logFormat)")
+        ->check(CLI::Validator(
+            [](const std::string& name) {
+                auto format = matchmesh::config::log_format_named(name);
+                return format ? std::string() : format.error();
+            },
+            "text|json"));
     CLI11_PARSE(app, argc, argv);
 
     auto loaded = matchmesh::config::load_file(config_path);
@@ -90,19 +121,14 @@ int main(int argc, char** argv) {
 
     auto log = std::make_shared<spdlog::logger>("matchmesh",
                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    log->set_pattern(fmt::format("%Y-%m-%dT%H:%M:%S.%e %l [{}] %v", config.node.id));
+    log->set_formatter(matchmesh::node::make_log_formatter(config.node.log_format, config.node.id));
     log->set_level(spdlog::level::from_str(log_level));
 
     auto node = matchmesh::node::Node::create(config, log);
     if (!node) {
-        std::fprintf(stderr, "matchmesh: %s\n", node.error().c_str());
+        log->critical("matchmesh: {}", node.error());
         return 1;
     }
-    const std::string admin = (*node)->admin_address();
-    std::printf("matchmesh node %s ready: mesh %s client %s admin %s cluster %s\n",
-                config.node.id.c_str(), (*node)->mesh_address().c_str(),
-                (*node)->client_address().c_str(), admin.empty() ? "none" : admin.c_str(),
-                config.cluster.name.c_str());
-    std::fflush(stdout);
+    print_ready_line(config, **node);
     return (*node)->run();
 }

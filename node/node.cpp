@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mesh/text.hpp"
+#include "node/log_format.hpp"
 #include "node/state_dump.hpp"
 
 namespace matchmesh::node {
@@ -301,7 +302,8 @@ void Node::wait_for_signal() {
             wait_for_signal();
             return;
         }
-        log_->info("node: signal {} received: draining", signal);
+        log_event(*log_, spdlog::level::info, {"draining", {{"signal", signal}}},
+                  "node: signal {} received: draining", signal);
         shutdown();
     });
 }
@@ -314,7 +316,8 @@ void Node::shutdown() {
     health_.set_draining();
     // New tickets are refused from now on; live ones end with 222 to all their members.
     const std::size_t canceled = tickets_->cancel_all_tickets();
-    log_->info("node: canceled {} live tickets; leaving the cluster", canceled);
+    log_event(*log_, spdlog::level::info, {"leaving", {{"tickets_canceled", canceled}}},
+              "node: canceled {} live tickets; leaving the cluster", canceled);
     finish_shutdown(scheduler_.now() + drain_limit_);
 }
 
@@ -345,25 +348,41 @@ void Node::finish_shutdown(Time deadline) {
 
 void Node::log_membership(const mesh::MembershipEvent& event) {
     const auto& member = event.member;
+    auto level = spdlog::level::info;
+    std::string_view name;
+    std::string text;
     switch (event.kind) {
         case mesh::MembershipEvent::Kind::joined:
-            log_->info("mesh: {} joined ({}, type {}, incarnation {})", member.id.str(),
-                       member.address, member.node_type, member.incarnation);
+            name = "member_joined";
+            text = fmt::format("mesh: {} joined ({}, type {}, incarnation {})", member.id.str(),
+                               member.address, member.node_type, member.incarnation);
             break;
         case mesh::MembershipEvent::Kind::died:
-            log_->warn("mesh: {} declared dead (incarnation {})", member.id.str(),
-                       member.incarnation);
+            level = spdlog::level::warn;
+            name = "member_dead";
+            text = fmt::format("mesh: {} declared dead (incarnation {})", member.id.str(),
+                               member.incarnation);
             break;
         case mesh::MembershipEvent::Kind::left:
-            log_->info("mesh: {} left the cluster", member.id.str());
+            name = "member_left";
+            text = fmt::format("mesh: {} left the cluster", member.id.str());
             break;
         case mesh::MembershipEvent::Kind::reconciled:
-            log_->warn(
-                "mesh: {} had declared this node dead; both ended what they shared and "
-                "meet again as new members",
+            level = spdlog::level::warn;
+            name = "member_rejoined";
+            text = fmt::format(
+                "mesh: {} had declared this node dead; both ended what they shared and meet "
+                "again as new members",
                 member.id.str());
             break;
     }
+    log_event(*log_, level,
+              {name,
+               {{"member", member.id.str()},
+                {"address", member.address},
+                {"node_type", member.node_type},
+                {"incarnation", member.incarnation}}},
+              "{}", text);
 }
 
 MetricsSnapshot Node::snapshot() const {
@@ -399,18 +418,7 @@ void Node::every_second() {
     if (metrics_) {
         metrics_->update(now);
     }
-    log_->info(
-        "summary: tickets started {} completed {} timed out {} canceled {} refused as "
-        "overloaded {}; searching {} waiting {}; sessions {}; items {}; members {}; loop lag {} "
-        "ms; round trip {:.1f} ms",
-        now.tickets_started - last_summary_.tickets_started,
-        now.tickets_completed - last_summary_.tickets_completed,
-        now.tickets_timed_out - last_summary_.tickets_timed_out,
-        now.tickets_canceled - last_summary_.tickets_canceled,
-        now.tickets_refused_overloaded - last_summary_.tickets_refused_overloaded,
-        now.tickets_searching, now.tickets_waiting, now.sessions, now.store_items,
-        now.members_alive, now.loop_lag_ms, now.round_trip_ms);
-    last_summary_ = now;
+    summary_.second(scheduler_.now(), now, *log_);
     second_timer_ = scheduler_.run_after(Duration(1000), [this] { every_second(); });
 }
 

@@ -29,6 +29,7 @@
 #include "mesh/asio/log_throttle.hpp"
 #include "mesh/asio/tcp_transport.hpp"
 #include "mesh/mesh_core.hpp"
+#include "node/activity_summary.hpp"
 #include "node/admin_server.hpp"
 #include "node/admission.hpp"
 #include "node/client_commands.hpp"
@@ -122,7 +123,7 @@ private:
     std::string mesh_address_;
     std::string client_address_;
     mesh::TimerId second_timer_ = 0;
-    MetricsSnapshot last_summary_;
+    ActivitySummary summary_;
     Admission admission_;
     mesh::TimerId lag_timer_ = 0;
     Time lag_probe_due_{};

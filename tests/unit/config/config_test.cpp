@@ -40,6 +40,7 @@ TEST_CASE("config: an empty object gives every default") {
     CHECK(loaded->matching.replicas_max == 3);
     CHECK(loaded->matching.target_node_type == "HTTP");
     CHECK(loaded->matching.profiles.empty());
+    CHECK(loaded->node.log_format == matchmesh::config::LogFormat::text);
 }
 
 TEST_CASE("config: the reference's matching section loads into typed fields") {
@@ -173,7 +174,8 @@ TEST_CASE("config: a file loads the same as its text, and errors name the file")
 TEST_CASE("config: node, cluster and limits sections load into typed fields") {
     auto loaded = load_string(R"({
         "node": {"id": "node-7", "nodeType": "MATCH", "meshListen": "0.0.0.0:7100",
-                 "meshAdvertise": "node-7.matchmesh:7100", "clientListen": "0.0.0.0:7200"},
+                 "meshAdvertise": "node-7.matchmesh:7100", "clientListen": "0.0.0.0:7200",
+                 "logFormat": "json"},
         "cluster": {"name": "prod", "secret": "0123456789abcdef", "seeds": ["a:7100", "b:7100"],
                     "heartbeatIntervalMs": 250, "deadAfterMs": 2000, "requestTimeoutMs": 400},
         "limits": {"maxFrameBytes": 65536, "nestingLimit": 8, "sendQueueFrames": 100,
@@ -185,6 +187,7 @@ TEST_CASE("config: node, cluster and limits sections load into typed fields") {
     CHECK(loaded->node.id == "node-7");
     CHECK(loaded->node.node_type == "MATCH");
     CHECK(loaded->node.mesh_advertise == "node-7.matchmesh:7100");
+    CHECK(loaded->node.log_format == matchmesh::config::LogFormat::json);
     CHECK(loaded->cluster.seeds == std::vector<std::string>{"a:7100", "b:7100"});
     CHECK(loaded->cluster.heartbeat_interval_ms == 250);
     CHECK(loaded->cluster.dead_after_ms == 2000);
@@ -209,6 +212,10 @@ TEST_CASE("config: each invalid node, cluster or limits setting names its path")
                     "must be a string");
     expect_rejected(R"({"node": {"id": "a\tb"}})", Errc::invalid, "node.id", "tab");
     expect_rejected(R"({"node": {"port": 1}})", Errc::invalid, "node.port", "unknown key");
+    expect_rejected(R"({"node": {"logFormat": "xml"}})", Errc::invalid, "node.logFormat",
+                    "'xml' is not a log format: text or json");
+    expect_rejected(R"({"node": {"logFormat": 1}})", Errc::invalid, "node.logFormat",
+                    "must be a string");
     expect_rejected(R"({"cluster": {"secret": "short"}})", Errc::invalid, "cluster.secret",
                     "at least 16 bytes");
     expect_rejected(R"({"cluster": {"secretFile": "/nonexistent/secret"}})", Errc::invalid,
