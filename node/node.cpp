@@ -312,9 +312,10 @@ void Node::shutdown() {
     }
     commands_->drain();
     health_.set_draining();
-    // New tickets are refused from now on; live ones end with 222 to all their members.
-    const std::size_t canceled = tickets_->cancel_all_tickets();
-    log_->info("node: canceled {} live tickets; leaving the cluster", canceled);
+    // New tickets are refused from now on; live ones end with 222 reason draining to all their
+    // members, and users here leave the tickets held elsewhere (see node.hpp).
+    const std::size_t canceled = tickets_->drain();
+    log_->info("node: canceled {} live tickets (reason draining); leaving the cluster", canceled);
     finish_shutdown(scheduler_.now() + drain_limit_);
 }
 
