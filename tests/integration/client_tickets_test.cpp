@@ -124,10 +124,11 @@ struct ThreeNodes {
 
     // `owner` opens a trio room on its node and `member` (connected to `member_address`) joins it.
     void open_trio(BlockingClient& owner, BlockingClient& member, const std::string& member_address,
-                   const std::string& owner_name, const std::string& member_name) const {
-        REQUIRE(describe(start_ticket(owner, trio, 1000)) == "ok");
-        wait_for_rooms(member_address, "trio", 1000);
-        REQUIRE(describe(start_ticket(member, trio, 1000)) == "ok");
+                   const std::string& owner_name, const std::string& member_name,
+                   std::int64_t rating = 1000) const {
+        REQUIRE(describe(start_ticket(owner, trio, rating)) == "ok");
+        wait_for_rooms(member_address, "trio", rating);
+        REQUIRE(describe(start_ticket(member, trio, rating)) == "ok");
         REQUIRE(eventually([&] { return room_members(owner, trio).size() == 2; }, push_wait));
         CHECK(room_members(owner, trio) == std::vector<std::string>{owner_name, member_name});
     }
@@ -1019,10 +1020,7 @@ TEST_CASE_FIXTURE(ThreeNodes,
     open_trio(alice, bob, b, "alice", "bob");
     auto frank = session(b, "frank");
     auto erin = session(a, "erin");
-    REQUIRE(describe(start_ticket(frank, trio, 3000)) == "ok");  // far from alice's room
-    wait_for_rooms(a, "trio", 3000);
-    REQUIRE(describe(start_ticket(erin, trio, 3000)) == "ok");
-    REQUIRE(eventually([&] { return room_members(frank, trio).size() == 2; }, push_wait));
+    open_trio(frank, erin, a, "frank", "erin", 3000);  // far from alice's room
     auto dave = session(a, "dave");
     REQUIRE(describe(start_ticket(dave, duel, 2000)) == "ok");
     wait_for_rooms(a, "duel", 2000);

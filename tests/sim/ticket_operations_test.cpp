@@ -35,17 +35,20 @@ struct Fixture {
             return callbacks;
         }};
 
-    // ann waits on n0; bob (n1) joins her room.
-    void ann_and_bob() {
-        cluster.connect(0, "ann", 1500);
-        cluster.connect(1, "bob", 1500);
-        REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    // `owner` waits on its node; `member` (on another) joins its room.
+    void room_with(std::size_t owner_node, const char* owner, std::size_t member_node,
+                   const char* member, std::int64_t rating) {
+        cluster.connect(owner_node, owner, rating);
+        cluster.connect(member_node, member, rating);
+        REQUIRE(cluster.at(owner_node).start_ticket(ranked, UserId(owner)).has_value());
         cluster.run(700ms);
-        REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+        REQUIRE(cluster.at(member_node).start_ticket(ranked, UserId(member)).has_value());
         cluster.run(100ms);
-        REQUIRE(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
-                std::vector<UserId>{UserId("ann"), UserId("bob")});
+        REQUIRE(cluster.at(owner_node).get_ticket_member_ids(ranked, UserId(owner)) ==
+                std::vector<UserId>{UserId(owner), UserId(member)});
     }
+    // ann waits on n0; bob (n1) joins her room.
+    void ann_and_bob() { room_with(0, "ann", 1, "bob", 1500); }
 };
 
 }  // namespace
@@ -350,14 +353,7 @@ TEST_CASE_FIXTURE(Fixture,
     ann_and_bob();
     cluster.connect(0, "cat", 4000);
     REQUIRE(cluster.at(0).start_ticket(ranked, UserId("cat")).has_value());
-    cluster.connect(1, "eve", 2500);
-    cluster.connect(0, "dan", 2500);
-    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("eve")).has_value());
-    cluster.run(700ms);
-    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("dan")).has_value());
-    cluster.run(100ms);
-    REQUIRE(cluster.at(1).get_ticket_member_ids(ranked, UserId("eve")) ==
-            std::vector<UserId>{UserId("eve"), UserId("dan")});
+    room_with(1, "eve", 0, "dan", 2500);
 
     CHECK(cluster.at(0).drain() == 2);  // ann's and cat's: dan's ticket lives in eve's room
     cluster.run(50ms);
