@@ -12,11 +12,11 @@
 // here that is in a ticket held on another node leaves it, hearing 222 `draining` at once (the
 // room there goes on without that party, or ends with reason `draining` if it was the owner's);
 // a party start still claiming its members fails as `draining`. A client that hears `draining`
-// starts again on another node. Rooms that completed stay completed. The drain then waits, up to
-// drain_limit_, for those pushes to be acknowledged and the mesh's queues to empty, leaves the
-// cluster, and stops. SIGUSR1 prints a text dump
-// of the store, tickets, rooms and members to stdout without disturbing service. The admin port
-// (metrics, /livez, /readyz) is served by its own threads from what the loop publishes (Health).
+// starts again on another node. A room that had completed closes (no second terminal push). The
+// drain then waits, up to drain_limit_, for those pushes to be acknowledged and the mesh's queues
+// to empty, leaves the cluster, and stops. SIGUSR1 prints a text dump of the store, tickets,
+// rooms and members to stdout without disturbing service. The admin port (metrics, /livez,
+// /readyz) is served by its own threads from what the loop publishes (Health).
 
 #include <expected>
 #include <functional>

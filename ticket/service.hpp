@@ -80,9 +80,9 @@ public:
     [[nodiscard]] Result<void> cancel_ticket(TicketType type, const UserId& owner);
     // A node's drain: from now on no ticket starts here (a party start still claiming its
     // members fails as `draining`); every ticket in progress owned here ends with 222 reason
-    // draining to all its members, wherever they are connected (backfills stop; completed rooms
-    // stay until the node leaves); and each user connected here in a ticket held elsewhere
-    // leaves it, hearing 222 draining at once (its room tells the others as for any leave). So
+    // draining to all its members, wherever they are connected (backfills stop); and each user
+    // connected here leaves the room it is in, hearing 222 draining at once if its ticket had not
+    // ended (the room tells the others as for any leave; a completed room held here closes). So
     // every member of a ticket this node takes part in hears one terminal push that says drain,
     // and its client starts again on another node. Returns how many tickets owned here ended.
     std::size_t drain();

@@ -373,6 +373,22 @@ TEST_CASE_FIXTURE(Fixture,
 }
 
 TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: a drain closes a completed room without a second terminal "
+                  "push, and frees its members") {
+    max_members = 2;
+    ann_and_bob();
+    cluster.run(50ms);
+    REQUIRE(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).error().code == Errc::in_previous_room);
+    CHECK(cluster.at(0).drain() == 0);
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+    CHECK(cluster.at(0).rooms().empty());
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+}
+
+TEST_CASE_FIXTURE(Fixture,
                   "ticket/operations: a party start still claiming when its node drains fails as "
                   "draining and frees its members") {
     cluster.connect(0, "ann", 1500);
