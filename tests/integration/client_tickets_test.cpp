@@ -1040,4 +1040,5 @@ TEST_CASE_FIXTURE(ThreeNodes,
     CHECK(describe(start_ticket(bob, trio, 1000)) == "ok");
     CHECK(describe(ticket_command(frank, TicketAction::cancel, trio)) == "ok");
     CHECK(expect_push(frank, PushKind::cancel, push_wait).reason == EndReason::canceled);
+    check_no_errors_logged(cluster, 3);
 }
