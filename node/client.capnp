@@ -145,6 +145,7 @@ struct Push {
   payload @4 :Data;
   ticketId @5 :Text;            # the ticket this push belongs to
   roomId @6 :Text;
+  reason @7 :EndReason;         # why the ticket ended, on 220, 219 and 222; else unspecified
 
   enum Kind {
     success @0;
@@ -154,6 +155,20 @@ struct Push {
     announce @4;
     failure @5;
   }
+}
+
+# Why a ticket ended for this user. Values are appended only: a client reads a value it does not
+# know as unspecified. A 222's payload may still hold words for humans; programs branch on this.
+enum EndReason {
+  unspecified @0;               # not a terminal push, or a node too old to say
+  completed @1;                 # 220: the match is made
+  timedOut @2;                  # 219: the ticket reached its deadline
+  canceled @3;                  # the ticket's owner canceled it
+  left @4;                      # the user's party (or the searching owner) left the room
+  kicked @5;                    # the room's owner kicked the user's party out
+  disconnected @6;              # a session of the party ended (the user's own, or its owner's)
+  nodeGone @7;                  # the node holding the room, or the user's, left the cluster
+  draining @8;                  # the node holding the ticket shuts down: start again (another node)
 }
 
 struct Reply {

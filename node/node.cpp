@@ -314,10 +314,11 @@ void Node::shutdown() {
     }
     commands_->drain();
     health_.set_draining();
-    // New tickets are refused from now on; live ones end with 222 to all their members.
-    const std::size_t canceled = tickets_->cancel_all_tickets();
+    // New tickets are refused from now on; live ones end with 222 reason draining to all their
+    // members, and users here leave the tickets held elsewhere (see node.hpp).
+    const std::size_t canceled = tickets_->drain();
     log_event(*log_, spdlog::level::info, {"leaving", {{"tickets_canceled", canceled}}},
-              "node: canceled {} live tickets; leaving the cluster", canceled);
+              "node: canceled {} live tickets (reason draining); leaving the cluster", canceled);
     finish_shutdown(scheduler_.now() + drain_limit_);
 }
 

@@ -5,10 +5,18 @@
 // registers callbacks and calls operations on the loop thread, or posts to it.
 //
 // Life cycle: create() binds every port (or says why it cannot); run() serves until SIGTERM or
-// SIGINT (or shutdown()), then drains: refuses new tickets, cancels live ones (222 to their
-// members), lets the pushes go out, leaves the cluster, and returns 0. SIGUSR1 prints a text dump
-// of the store, tickets, rooms and members to stdout without disturbing service. The admin port
-// (metrics, /livez, /readyz) is served by its own threads from what the loop publishes (Health).
+// SIGINT (or shutdown()), then drains, and returns 0. A drain keeps every started ticket's
+// promise of one terminal push: it refuses new sessions and tickets (`draining`); each ticket
+// owned here that still searches or waits ends with 222 reason `draining` to all its members,
+// those connected to other nodes included (its room is here: it cannot move); each user connected
+// here that is in a ticket held on another node leaves it, hearing 222 `draining` at once (the
+// room there goes on without that party, or ends with reason `draining` if it was the owner's);
+// a party start still claiming its members fails as `draining`. A client that hears `draining`
+// starts again on another node. A room that had completed closes (no second terminal push). The
+// drain then waits, up to drain_limit_, for those pushes to be acknowledged and the mesh's queues
+// to empty, leaves the cluster, and stops. SIGUSR1 prints a text dump of the store, tickets,
+// rooms and members to stdout without disturbing service. The admin port (metrics, /livez,
+// /readyz) is served by its own threads from what the loop publishes (Health).
 
 #include <expected>
 #include <functional>

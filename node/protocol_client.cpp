@@ -240,6 +240,7 @@ std::expected<ServerMessage, std::string> decode_server_message(
         out.payload.assign(payload.begin(), payload.end());
         out.ticket_id = TicketId(std::string(push.getTicketId().cStr()));
         out.room_id = push.getRoomId().cStr();
+        out.reason = ticket::end_reason_from_wire(static_cast<unsigned>(push.getReason()));
         return result;
     } catch (const std::exception& error) {
         return std::unexpected(std::string(error.what()));

@@ -300,6 +300,7 @@ mesh::Frame encode_push(const ticket::PushMessage& push) {
     out.setPayload(kj::arrayPtr(push.payload.data(), push.payload.size()));
     out.setTicketId(push.ticket_id.str());
     out.setRoomId(push.room_id);
+    out.setReason(static_cast<wire::EndReason>(push.reason));
     return mesh::encode_message_frame(message);
 }
 

@@ -24,6 +24,15 @@ PushKind user_kind(WireKind kind) {
     }
 }
 
+// The words of a 222 decided at the user's home, which clients read before it had a reason.
+const char* cancel_words(EndReason why) {
+    switch (why) {
+        case EndReason::node_gone: return cancel_reason_room_gone;
+        case EndReason::draining: return cancel_reason_draining;
+        default: return cancel_reason_disconnected;
+    }
+}
+
 }  // namespace
 
 void Home::deliver(const NodeId& home, PushEnvelope push) {
@@ -42,8 +51,9 @@ void Home::deliver(const NodeId& home, PushEnvelope push) {
 
 void Home::deliver_locally(const PushEnvelope& push) {
     ++context_.counters.pushes_delivered;
-    sink_.push(push.user, PushMessage{push.ticket_type, user_kind(push.kind), push.ver, push.cmd,
-                                      push.message, push.ticket_id, push.room_id.str()});
+    sink_.push(push.user,
+               PushMessage{push.ticket_type, user_kind(push.kind), push.ver, push.cmd, push.message,
+                           push.ticket_id, push.room_id.str(), push.reason});
 }
 
 void Home::receive_push(const PushEnvelope& push) {
@@ -126,7 +136,7 @@ void Home::receive_end(const PushEnvelope& push, Participation& participation) {
     }
 }
 
-void Home::cancel_participation(const UserId& user, TicketType type, const char* why) {
+void Home::cancel_participation(const UserId& user, TicketType type, EndReason why) {
     const Participation* found = participations_.find(user, type);
     if (found == nullptr) {
         return;
@@ -134,12 +144,12 @@ void Home::cancel_participation(const UserId& user, TicketType type, const char*
     const Participation participation = *found;
     participations_.erase(user, type);
     if (!participation.completed) {
-        // Decided here, not by the room: the push says why.
-        const std::string reason(why);
+        // Decided here, not by the room: the push says why (and in words, as it always did).
+        const std::string words(cancel_words(why));
         deliver_locally(PushEnvelope{fmt::format("{}:local", participation.ticket_id.str()), user,
                                      type, participation.ticket_id, participation.room_id, UserId(),
                                      WireKind::cancel, push_ver, push_cancel,
-                                     Bytes(reason.begin(), reason.end())});
+                                     Bytes(words.begin(), words.end()), why});
     }
 }
 
@@ -199,7 +209,7 @@ Result<void> Home::broadcast(TicketType type, const UserId& user, std::uint8_t v
     return {};
 }
 
-void Home::leave_room_of(const UserId& user, TicketType type,
+void Home::leave_room_of(const UserId& user, TicketType type, EndReason why,
                          std::function<void(Result<void>)> done) {
     const Participation* found = participations_.find(user, type);
     if (found == nullptr) {
@@ -219,13 +229,13 @@ void Home::leave_room_of(const UserId& user, TicketType type,
             done(fail(Errc::room_not_found, "the user is not a member of its room"));
             return;
         }
-        rooms_.remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
+        rooms_.remove_party(*room, TicketId(member->ticket_id), why, true);
         done({});
         return;
     }
     context_.courier.request(
         participation.room_node, wire::SERVICE, wire::METHOD_LEAVE,
-        encode(LeaveMessage{participation.room_id, user, type}),
+        encode(LeaveMessage{participation.room_id, user, type, why}),
         [this, alive = context_.alive, user, type,
          done = std::move(done)](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
             if (!*alive) {
@@ -233,7 +243,7 @@ void Home::leave_room_of(const UserId& user, TicketType type,
             }
             if (!reply) {
                 // The room's node is gone: so is the room.
-                cancel_participation(user, type, cancel_reason_room_gone);
+                cancel_participation(user, type, EndReason::node_gone);
                 done({});
                 return;
             }
@@ -246,7 +256,7 @@ void Home::leave_room_of(const UserId& user, TicketType type,
 void Home::end_participations_on(const NodeId& node) {
     // Users connected here, in rooms held there: those rooms are gone.
     for (const auto& [user, type] : participations_.in_rooms_on(node)) {
-        cancel_participation(user, type, cancel_reason_room_gone);
+        cancel_participation(user, type, EndReason::node_gone);
     }
 }
 
@@ -263,7 +273,8 @@ void Home::tell_parties_joined_at(const NodeId& node) {
                                                  WireKind::cancel,
                                                  push_ver,
                                                  push_cancel,
-                                                 {}});
+                                                 {},
+                                                 EndReason::node_gone});
             }
         }
     }

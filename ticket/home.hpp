@@ -37,16 +37,18 @@ public:
     void deliver(const NodeId& home, PushEnvelope push);
     // A push for a user connected here, from its room's node.
     void receive_push(const PushEnvelope& push);
-    // Ends the user's participation of this type here, telling it why unless it completed.
-    void cancel_participation(const UserId& user, TicketType type, const char* why);
+    // Ends the user's participation of this type here, telling it why (222) unless it completed.
+    void cancel_participation(const UserId& user, TicketType type, EndReason why);
     // The user joins room `room` on `node` directly, as ticket `id` (JoinRoomByID).
     void join_room(TicketType type, const TicketId& room, const NodeId& node, SharedUser user,
                    const TicketId& id, std::function<void(Result<void>)> done);
     // A message from the user to every member of the room it is in, wherever that room is held.
     [[nodiscard]] Result<void> broadcast(TicketType type, const UserId& user, std::uint8_t ver,
                                          std::uint16_t cmd, Bytes message);
-    // The user leaves the room it is in (with its party), wherever that room is held.
-    void leave_room_of(const UserId& user, TicketType type, std::function<void(Result<void>)> done);
+    // The user leaves the room it is in (with its party), wherever that room is held; the room
+    // tells the party why.
+    void leave_room_of(const UserId& user, TicketType type, EndReason why,
+                       std::function<void(Result<void>)> done);
 
     // Node `node` is gone: users connected here in rooms held there are out (222).
     void end_participations_on(const NodeId& node);

@@ -462,7 +462,7 @@ void Tickets::on_join_reply(const TicketId& id, const std::string& attempt,
         ++ticket.taken;
     }
     if (ticket.cancel_requested) {
-        end(id, PushKind::cancel);
+        end(id, PushKind::cancel, *ticket.cancel_requested);
     } else if (ticket.expired) {
         end(id, ticket.complete_when_expire ? PushKind::success : PushKind::timeout);
     } else {
@@ -510,9 +510,10 @@ void Tickets::conclude_join(OwnedTicket& ticket) {
     ticket.joining.reset();
     remove_items(ticket);  // a waiting ticket's, while its phase still says it has some
     ++context_.counters.joins_accepted;
-    if (ticket.cancel_requested) {
+    if (ticket.cancel_requested) {  // the room's 222 to the party says why
         context_.courier.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
-                                 encode(LeaveMessage{joined.room_id, ticket.owner(), ticket.type}),
+                                 encode(LeaveMessage{joined.room_id, ticket.owner(), ticket.type,
+                                                     *ticket.cancel_requested}),
                                  [](auto) {});
     }
     for (const SharedUser& user : ticket.party) {
@@ -601,14 +602,16 @@ void Tickets::finish(OwnedTicket& ticket) {
     }
 }
 
-void Tickets::end(TicketId id, PushKind outcome) {
+void Tickets::end(TicketId id, PushKind outcome, EndReason why) {
     auto found = tickets_.find(id);
     if (found == nullptr) {
         return;
     }
     OwnedTicket& ticket = *found;
     if (ticket.joining) {  // the join's answer decides, then this outcome applies
-        ticket.cancel_requested = ticket.cancel_requested || outcome == PushKind::cancel;
+        if (outcome == PushKind::cancel && !ticket.cancel_requested) {
+            ticket.cancel_requested = why;
+        }
         ticket.expired = ticket.expired || outcome == PushKind::timeout;
         return;
     }
@@ -628,10 +631,10 @@ void Tickets::end(TicketId id, PushKind outcome) {
         }
         return;
     }
-    end_room(room_id, outcome);
+    end_room(room_id, outcome, why);
 }
 
-void Tickets::end_room(const TicketId& room_id, PushKind outcome) {
+void Tickets::end_room(const TicketId& room_id, PushKind outcome, EndReason why) {
     auto room = rooms_.find(room_id);
     if (room == nullptr) {
         return;
@@ -644,7 +647,7 @@ void Tickets::end_room(const TicketId& room_id, PushKind outcome) {
     outcome == PushKind::timeout ? ++context_.counters.timed_out : ++context_.counters.canceled;
     const Callbacks* handlers = context_.callbacks(room->type);
     const UserId owner = room->owner;
-    rooms_.close(room_id, outcome);
+    rooms_.close(room_id, outcome, why);
     if (handlers != nullptr) {
         const User* owner_user = context_.local_user(owner);
         if (outcome == PushKind::timeout && handlers->on_ticket_timeout) {

@@ -55,8 +55,9 @@ public:
                                               std::vector<User> party, TicketId id);
     // A backfill ticket for the owner's completed `room`: it waits at once, for the seats left.
     void start_backfill(Room& room, SharedUser owner, TicketParams params, TicketId id);
-    // By value: callers may name the ticket's own ID, which ending it frees.
-    void end(TicketId id, PushKind outcome);
+    // By value: callers may name the ticket's own ID, which ending it frees. `why` is a cancel's
+    // reason, pushed with each member's 222 (a 220's or a 219's goes without saying).
+    void end(TicketId id, PushKind outcome, EndReason why = EndReason::unspecified);
     // The join `ticket` is trying succeeded (its answer, or a push from that room, says so).
     void conclude_join(OwnedTicket& ticket);
     // A party joined the room of live ticket `id`: its deadline gets the join's extension.
@@ -101,7 +102,7 @@ private:
     void on_deadline(const TicketId& id);
     void finish(OwnedTicket& ticket);
     // Ends the room of a ticket that ended with `outcome` (not by a join, not a backfill).
-    void end_room(const TicketId& room_id, PushKind outcome);
+    void end_room(const TicketId& room_id, PushKind outcome, EndReason why);
     // Keeps a new ticket's parameters, its names shared with other tickets naming the same.
     [[nodiscard]] TicketSettings settle(TicketParams params);
 

@@ -34,6 +34,7 @@ public:
     // Ends the user's participation of this type if it is in ticket `id`; whether it did.
     bool erase_if_ticket(const UserId& user, TicketType type, const TicketId& id);
 
+    [[nodiscard]] const std::map<Key, Participation>& all() const { return by_user_; }
     // The ticket types the user takes part in.
     [[nodiscard]] std::vector<TicketType> types_of(const UserId& user) const;
     // The participations in rooms held on `node`.

@@ -93,17 +93,23 @@ std::string Rooms::next_push_id(Room& room) {
 }
 
 void Rooms::push_to_member(Room& room, const Member& member, WireKind kind, std::uint8_t ver,
-                           std::uint16_t cmd, const Bytes& message) {
+                           std::uint16_t cmd, const Bytes& message, EndReason why) {
     home_.deliver(member.user->home,
                   PushEnvelope{next_push_id(room), member.user->id, room.type, member.ticket_id,
-                               room.id, room.owner, kind, ver, cmd, message});
+                               room.id, room.owner, kind, ver, cmd, message, why});
 }
 
 void Rooms::push_to_members(Room& room, WireKind kind, std::uint8_t ver, std::uint16_t cmd,
-                            const Bytes& message) {
+                            const Bytes& message, EndReason why) {
     for (const Member& member : room.members) {
-        push_to_member(room, member, kind, ver, cmd, message);
+        push_to_member(room, member, kind, ver, cmd, message, why);
     }
+}
+
+void Rooms::push_end_to(Room& room, const Member& member, PushKind outcome, EndReason why) {
+    const bool timeout = outcome == PushKind::timeout;
+    push_to_member(room, member, timeout ? WireKind::timeout : WireKind::cancel, push_ver,
+                   timeout ? push_timeout : push_cancel, {}, end_reason_of(outcome, why));
 }
 
 void Rooms::announce(Room& room, const std::optional<Announcement>& announcement) {
@@ -226,7 +232,8 @@ void Rooms::complete_late_joiner(const TicketId& room_id, const JoinMessage& joi
     }
     for (const Member& member : again->members) {
         if (member.ticket_id == join.ticket_id) {
-            push_to_member(*again, member, WireKind::success, push_ver, push_success, message);
+            push_to_member(*again, member, WireKind::success, push_ver, push_success, message,
+                           EndReason::completed);
         }
     }
     if (again->members.size() >= again->max_members) {
@@ -291,18 +298,19 @@ void Rooms::complete(Room& room) {
     const TicketId room_id = room.id;
     const Bytes message = completion_message(room);
     if (auto again = rooms_.find(room_id); again != nullptr) {
-        push_to_members(*again, WireKind::success, push_ver, push_success, message);
+        push_to_members(*again, WireKind::success, push_ver, push_success, message,
+                        EndReason::completed);
     }
 }
 
-void Rooms::close(const TicketId& room_id, PushKind outcome) {
+void Rooms::close(const TicketId& room_id, PushKind outcome, EndReason why) {
     auto found = rooms_.find(room_id);
     if (found == nullptr) {
         return;
     }
-    const bool timeout = outcome == PushKind::timeout;
-    push_to_members(*found, timeout ? WireKind::timeout : WireKind::cancel, push_ver,
-                    timeout ? push_timeout : push_cancel, {});
+    for (const Member& member : found->members) {
+        push_end_to(*found, member, outcome, why);
+    }
     erase(room_id);
 }
 
@@ -322,7 +330,7 @@ void Rooms::erase(TicketId room_id) {
     }
 }
 
-bool Rooms::remove_party(Room& room, const TicketId& party, PushKind push, bool announce_leave) {
+bool Rooms::remove_party(Room& room, const TicketId& party, EndReason why, bool announce_leave) {
     const bool present = std::any_of(room.members.begin(), room.members.end(),
                                      [&](const Member& m) { return m.ticket_id == party; });
     if (!present) {
@@ -330,7 +338,7 @@ bool Rooms::remove_party(Room& room, const TicketId& party, PushKind push, bool 
     }
     const bool live = room.state == RoomState::searching || room.state == RoomState::waiting;
     if (party == room.id && live) {  // the owner's party leaves its live ticket: canceled
-        tickets_.end(room.live_ticket, PushKind::cancel);
+        tickets_.end(room.live_ticket, PushKind::cancel, why);
         return true;
     }
     std::vector<Member> removed;
@@ -342,9 +350,7 @@ bool Rooms::remove_party(Room& room, const TicketId& party, PushKind push, bool 
     room.edit_extras().ticket_properties.candidates.erase(removed.front().user->id);
     for (const Member& member : removed) {
         if (live) {
-            const bool timeout = push == PushKind::timeout;
-            push_to_member(room, member, timeout ? WireKind::timeout : WireKind::cancel, push_ver,
-                           timeout ? push_timeout : push_cancel, {});
+            push_end_to(room, member, PushKind::cancel, why);
         } else {
             push_to_member(room, member, WireKind::room_closed, 0, 0, {});
         }
@@ -379,7 +385,7 @@ void Rooms::after_leave(Room& room, const User* left, bool live, bool announce_l
     }
 }
 
-bool Rooms::leave(const TicketId& room_id, const UserId& user) {
+bool Rooms::leave(const TicketId& room_id, const UserId& user, EndReason why) {
     auto room = rooms_.find(room_id);
     if (room == nullptr) {
         return false;
@@ -387,7 +393,7 @@ bool Rooms::leave(const TicketId& room_id, const UserId& user) {
     auto member = std::find_if(room->members.begin(), room->members.end(),
                                [&](const Member& m) { return m.user->id == user; });
     return member != room->members.end() &&
-           remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
+           remove_party(*room, TicketId(member->ticket_id), why, true);
 }
 
 void Rooms::drop_members_of(const NodeId& node) {
@@ -401,7 +407,7 @@ void Rooms::drop_members_of(const NodeId& node) {
     }
     for (const auto& [room_id, party] : parties) {
         if (auto room = rooms_.find(room_id); room != nullptr) {
-            remove_party(*room, party, PushKind::cancel, true);
+            remove_party(*room, party, EndReason::node_gone, true);
         }
     }
 }

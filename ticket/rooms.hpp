@@ -50,24 +50,27 @@ public:
     [[nodiscard]] JoinReplyMessage accept_join(const JoinMessage& join);
     // The room's ticket completed: 220 to every member, with OnTicketComplete's message.
     void complete(Room& room);
-    // The room's ticket timed out or was canceled: 219 or 222 to every member, and it goes.
-    void close(const TicketId& room_id, PushKind outcome);
+    // The room's ticket timed out or was canceled (`why`): 219 or 222 to every member, and it goes.
+    void close(const TicketId& room_id, PushKind outcome, EndReason why);
     // The room goes (members of a completed one are told they are free). By value: callers may
     // name the room's own ID, which erasing it frees.
     void erase(TicketId room_id);
-    // A party leaves (or is kicked, or its home is gone); whether it was there.
-    bool remove_party(Room& room, const TicketId& party, PushKind push, bool announce_leave);
+    // A party leaves (or is kicked, or its home is gone: `why`, its 222 says); whether it was there.
+    bool remove_party(Room& room, const TicketId& party, EndReason why, bool announce_leave);
     // `user` leaves room `room_id` with its party (a leave from its home); whether it was there.
-    bool leave(const TicketId& room_id, const UserId& user);
+    bool leave(const TicketId& room_id, const UserId& user, EndReason why);
     // A member's broadcast from its home: pushed to every member; whether the sender is one.
     bool broadcast_from(const BroadcastMessage& broadcast);
     // Members whose home is `node` (gone from the cluster) leave the rooms held here.
     void drop_members_of(const NodeId& node);
 
     void push_to_members(Room& room, WireKind kind, std::uint8_t ver, std::uint16_t cmd,
-                         const Bytes& message);
+                         const Bytes& message, EndReason why = EndReason::unspecified);
     void push_to_member(Room& room, const Member& member, WireKind kind, std::uint8_t ver,
-                        std::uint16_t cmd, const Bytes& message);
+                        std::uint16_t cmd, const Bytes& message,
+                        EndReason why = EndReason::unspecified);
+    // A member's terminal push: 219 for a timeout, else 222 saying `why`.
+    void push_end_to(Room& room, const Member& member, PushKind outcome, EndReason why);
 
     // Holds a seat for `user` for the reservation TTL.
     [[nodiscard]] Result<void> reserve(Room& room, const UserId& user);

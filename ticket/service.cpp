@@ -131,18 +131,28 @@ void TicketService::disconnect_user(const UserId& user) {
     if (!users().contains(user)) {
         return;
     }
+    end_participations_of(user, EndReason::disconnected);  // its session gets nothing more
+    sessions_.end(user);
+}
+
+void TicketService::end_participations_of(const UserId& user, EndReason why) {
     for (TicketType type : home_.participations().types_of(user)) {
         if (owned(type, user) != nullptr) {
-            tickets_.end(owned(type, user)->id, PushKind::cancel);
+            tickets_.end(owned(type, user)->id, PushKind::cancel, why);
         }
         if (home_.participations().contains(user, type)) {
-            home_.leave_room_of(user, type, [](Result<void>) {});
-            home_.cancel_participation(
-                user, type,
-                cancel_reason_disconnected);  // its session gets nothing more
+            home_.leave_room_of(user, type, why, [](Result<void>) {});
+            // Told here and now, not by the room: its node may be too slow or gone.
+            home_.cancel_participation(user, type, why);
         }
     }
-    sessions_.end(user);
+}
+
+Result<void> TicketService::accepting() const {
+    if (draining_) {
+        return fail(Errc::draining, "this node is shutting down: start again on another node");
+    }
+    return {};
 }
 
 void TicketService::accept_party(TicketType type, const UserId& member, UserId owner) {
@@ -161,6 +171,10 @@ void TicketService::start_ticket(TicketType type, const UserId& owner, std::vect
     if (user == nullptr) {
         done(fail(Errc::user_not_found,
                   fmt::format("user '{}' is not connected here", owner.str())));
+        return;
+    }
+    if (auto open = accepting(); !open) {
+        done(std::unexpected(open.error()));
         return;
     }
     if (callbacks(type) == nullptr || !callbacks(type)->on_issue_ticket) {
@@ -205,12 +219,17 @@ void TicketService::start_claimed(TicketType type, const UserId& owner, const Ti
                                   const std::function<void(Result<void>)>& done) {
     starting_.erase({owner, type});
     const User* still = local_user(owner);
-    if (!claimed || still == nullptr) {
+    if (!claimed || still == nullptr || draining_) {
         if (claimed) {
             claims_.release_claims(claim_id, type, *claimed);
         }
-        done(claimed ? fail(Errc::user_not_found, "the owner disconnected")
-                     : std::unexpected(claimed.error()));
+        if (!claimed) {
+            done(std::unexpected(claimed.error()));
+        } else if (still == nullptr) {
+            done(fail(Errc::user_not_found, "the owner disconnected"));
+        } else {
+            done(accepting());
+        }
         return;
     }
     auto created = tickets_.create(type, users().shared(owner), *claimed, claim_id);
@@ -248,19 +267,29 @@ Result<void> TicketService::cancel_ticket(TicketType type, const UserId& owner) 
     if (ticket->backfill) {
         return fail(Errc::not_active, "the ticket completed (stop its backfill instead)");
     }
-    tickets_.end(ticket->id, PushKind::cancel);
+    tickets_.end(ticket->id, PushKind::cancel, EndReason::canceled);
     return {};
 }
 
-std::size_t TicketService::cancel_all_tickets() {
+std::size_t TicketService::drain() {
+    draining_ = true;
     std::vector<TicketId> ids;
     for (const auto& [id, ticket] : tickets_.all()) {
         ids.push_back(id);
     }
     for (const TicketId& id : ids) {
         if (tickets_.contains(id)) {  // ending one may end another (a party's claims)
-            tickets_.end(id, PushKind::cancel);
+            tickets_.end(id, PushKind::cancel, EndReason::draining);
         }
+    }
+    // Then the users here in tickets held elsewhere (or joining there): as if they disconnected,
+    // but still connected to hear it.
+    std::vector<UserId> users_here;
+    for (const auto& [key, participation] : home_.participations().all()) {
+        users_here.push_back(key.first);  // a user's are adjacent: ending the first ends them
+    }
+    for (const UserId& user : users_here) {
+        end_participations_of(user, EndReason::draining);
     }
     return ids.size();
 }
@@ -307,7 +336,7 @@ void TicketService::kickout_from_ticket(TicketType type, const UserId& owner, co
                   fmt::format("'{}' is not a matched member", target.str())));
         return;
     }
-    rooms_.remove_party(*room, TicketId(member->ticket_id), PushKind::cancel, true);
+    rooms_.remove_party(*room, TicketId(member->ticket_id), EndReason::kicked, true);
     done({});
 }
 
@@ -315,13 +344,13 @@ bool TicketService::leave_from_ticket_matchmaking(TicketType type, const UserId&
     if (!home_.participations().contains(user, type)) {
         return false;
     }
-    home_.leave_room_of(user, type, [](Result<void>) {});
+    home_.leave_room_of(user, type, EndReason::left, [](Result<void>) {});
     return true;
 }
 
 void TicketService::leave_from_ticket_matchmaking_with_callback(
     TicketType type, const UserId& user, std::function<void(Result<void>)> done) {
-    home_.leave_room_of(user, type, std::move(done));
+    home_.leave_room_of(user, type, EndReason::left, std::move(done));
 }
 
 Result<void> TicketService::ticket_broadcast(TicketType type, const UserId& user, std::uint8_t ver,
@@ -330,6 +359,9 @@ Result<void> TicketService::ticket_broadcast(TicketType type, const UserId& user
 }
 
 Result<void> TicketService::start_ticket_backfill(TicketType type, const UserId& owner) {
+    if (auto open = accepting(); !open) {
+        return open;
+    }
     Room* room = room_of_owner(type, owner);
     if (room == nullptr ||
         (room->state != RoomState::completed && room->state != RoomState::backfill)) {
@@ -381,6 +413,10 @@ void TicketService::join_room_by_id(TicketType type, const std::string& room_id,
     if (joiner == nullptr) {
         done(
             fail(Errc::user_not_found, fmt::format("user '{}' is not connected here", user.str())));
+        return;
+    }
+    if (auto open = accepting(); !open) {
+        done(std::unexpected(open.error()));
         return;
     }
     if (home_.participations().contains(user, type)) {
@@ -614,7 +650,8 @@ void TicketService::on_leave(const NodeId&, mesh::PayloadView payload, mesh::Res
         responder.fail(mesh::MeshErrc::malformed, leave.error());
         return;
     }
-    responder.reply(encode_leave_reply(rooms_.leave(leave->room_id, leave->user)));
+    responder.reply(
+        encode_leave_reply(rooms_.leave(leave->room_id, leave->user, leave->reason)));
 }
 
 void TicketService::on_broadcast(const NodeId&, mesh::PayloadView payload,

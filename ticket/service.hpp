@@ -78,9 +78,14 @@ public:
     void start_ticket(TicketType type, const UserId& owner, std::vector<UserId> party,
                       std::function<void(Result<void>)> done);
     [[nodiscard]] Result<void> cancel_ticket(TicketType type, const UserId& owner);
-    // Cancels every ticket in progress owned here (222 to all their members; backfills stop):
-    // a node's drain. Returns how many.
-    std::size_t cancel_all_tickets();
+    // A node's drain: from now on no ticket starts here (a party start still claiming its
+    // members fails as `draining`); every ticket in progress owned here ends with 222 reason
+    // draining to all its members, wherever they are connected (backfills stop); and each user
+    // connected here leaves the room it is in, hearing 222 draining at once if its ticket had not
+    // ended (the room tells the others as for any leave; a completed room held here closes). So
+    // every member of a ticket this node takes part in hears one terminal push that says drain,
+    // and its client starts again on another node. Returns how many tickets owned here ended.
+    std::size_t drain();
     [[nodiscard]] Result<void> mark_ticket_as_complete(TicketType type, const UserId& owner);
     bool mark_ticket_as_complete_when_expire(TicketType type, const UserId& owner);
     void kickout_from_ticket(TicketType type, const UserId& owner, const UserId& target,
@@ -166,6 +171,10 @@ private:
     [[nodiscard]] const Room* room_of_owner(TicketType type, const UserId& owner) const {
         return rooms_.of_owner(owner, type);
     }
+    // Refused as `draining` once drain() ran: what would start a ticket or a participation here.
+    [[nodiscard]] Result<void> accepting() const;
+    // The user's participations end as `why` says (its own tickets, the rooms it is in).
+    void end_participations_of(const UserId& user, EndReason why);
     // A party start once its members are claimed (or not): the ticket, or every claim undone.
     void start_claimed(TicketType type, const UserId& owner, const TicketId& claim_id,
                        Result<std::vector<User>> claimed,
@@ -202,6 +211,7 @@ private:
     Recall recall_;  // joined tickets, accepted joins, delivered pushes, for a while
     TicketCounters counters_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+    bool draining_ = false;  // drain() ran: nothing starts here any more
     Sessions sessions_;  // the users connected here, and the cluster's session directory
     Context context_;    // the above, as the roles see them
     // The roles, each owning its state; each is built with references to the others it calls.

@@ -142,7 +142,7 @@ struct OwnedTicket {
     bool looking = false;            // waiting, and searching or joining another waiting room
     bool backfill = false;
     bool complete_when_expire = false;
-    bool cancel_requested = false;  // while a join is unresolved
+    std::optional<EndReason> cancel_requested;  // while a join is unresolved: why
     bool expired = false;           // the deadline passed while a join was unresolved
 
     [[nodiscard]] const UserId& owner() const { return party.front()->id; }

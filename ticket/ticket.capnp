@@ -78,6 +78,7 @@ struct Push {
   ver @7 :UInt8;
   cmd @8 :UInt16;
   message @9 :Data;
+  reason @10 :EndReason;            # why, for a terminal push (success, timeout, cancel)
 
   enum Kind {
     success @0;                     # 220: the ticket completed
@@ -95,6 +96,21 @@ struct Leave {
   roomId @0 :Text;
   userId @1 :Text;
   ticketType @2 :UInt8;
+  reason @3 :EndReason;             # what its party's 222 says; unspecified: left
+}
+
+# Why a ticket ended for a user (ticket/types.hpp EndReason, and client.capnp's copy): values are
+# appended only; a receiver reads one it does not know as unspecified.
+enum EndReason {
+  unspecified @0;                   # not a terminal push, or a sender that does not say
+  completed @1;                     # 220
+  timedOut @2;                      # 219
+  canceled @3;                      # the ticket's owner canceled it
+  left @4;                          # the member's party left the room
+  kicked @5;                        # the room's owner kicked the member's party
+  disconnected @6;                  # a session of the party ended
+  nodeGone @7;                      # the room's node, or the member's, left the cluster
+  draining @8;                      # the ticket's node shuts down: start again elsewhere
 }
 
 struct LeaveReply {

@@ -26,6 +26,35 @@ bool is_terminal(PushKind kind) {
     return kind == PushKind::success || kind == PushKind::timeout || kind == PushKind::cancel;
 }
 
+std::string_view to_string(EndReason reason) {
+    switch (reason) {
+        case EndReason::unspecified: return "unspecified";
+        case EndReason::completed: return "completed";
+        case EndReason::timed_out: return "timed_out";
+        case EndReason::canceled: return "canceled";
+        case EndReason::left: return "left";
+        case EndReason::kicked: return "kicked";
+        case EndReason::disconnected: return "disconnected";
+        case EndReason::node_gone: return "node_gone";
+        case EndReason::draining: return "draining";
+    }
+    return "unknown";
+}
+
+EndReason end_reason_from_wire(unsigned value) {
+    return value > static_cast<unsigned>(end_reason_last) ? EndReason::unspecified
+                                                          : static_cast<EndReason>(value);
+}
+
+EndReason end_reason_of(PushKind kind, EndReason canceled) {
+    switch (kind) {
+        case PushKind::success: return EndReason::completed;
+        case PushKind::timeout: return EndReason::timed_out;
+        case PushKind::cancel: return canceled;
+        default: return EndReason::unspecified;
+    }
+}
+
 std::string_view to_string(Errc code) {
     switch (code) {
         case Errc::not_set_up: return "not set up";
@@ -45,6 +74,7 @@ std::string_view to_string(Errc code) {
         case Errc::backfill_not_found: return "backfill ticket not found";
         case Errc::join_refused: return "join refused";
         case Errc::unavailable: return "unavailable";
+        case Errc::draining: return "draining";
     }
     return "ticket error";
 }
@@ -68,6 +98,7 @@ std::string_view wire_name(Errc code) {
         case Errc::backfill_not_found: return "backfill_not_found";
         case Errc::join_refused: return "join_refused";
         case Errc::unavailable: return "unavailable";
+        case Errc::draining: return "draining";
     }
     return "error";
 }

@@ -116,9 +116,32 @@ inline constexpr std::uint16_t push_failure = 225;
 
 enum class PushKind { success, timeout, cancel, broadcast, announce, failure };
 
+// Why a user's ticket ended: the reason its terminal push (220, 219, 222) carries, on the mesh
+// and to the client, so that a program tells a drain from a cancel or a kick. The values are
+// the wire's (ticket.capnp and client.capnp EndReason): append only.
+enum class EndReason : std::uint8_t {
+    unspecified,   // not a terminal push, or from a node that does not say
+    completed,     // 220: the room's ticket completed
+    timed_out,     // 219: the room's ticket reached its deadline
+    canceled,      // the ticket's owner canceled it
+    left,          // the member (or the owner, ending the search) left the room
+    kicked,        // the room's owner kicked the member's party out
+    disconnected,  // a session of the party ended (the member's own, or its owner's)
+    node_gone,     // the node holding the room, or the member's, left the cluster
+    draining,      // the node holding the ticket shuts down: start again on another node
+};
+inline constexpr EndReason end_reason_last = EndReason::draining;
+
+[[nodiscard]] std::string_view to_string(EndReason reason);
+// A reason as read from the wire: one this build does not know (a newer sender's) is unspecified.
+[[nodiscard]] EndReason end_reason_from_wire(unsigned value);
+// The reason of a terminal push of `kind`: a 220 completed, a 219 timed out, a 222 `canceled`'s.
+[[nodiscard]] EndReason end_reason_of(PushKind kind, EndReason canceled);
+
 // The payload of a 222 that the user's own node decided (a room's cancel has none).
 inline constexpr const char* cancel_reason_room_gone = "the room's node left the cluster";
 inline constexpr const char* cancel_reason_disconnected = "disconnected";
+inline constexpr const char* cancel_reason_draining = "the node is draining";
 
 // What a user receives.
 struct PushMessage {
@@ -129,6 +152,7 @@ struct PushMessage {
     Bytes payload;
     TicketId ticket_id;  // the user's ticket this push belongs to
     std::string room_id;
+    EndReason reason = EndReason::unspecified;  // why, for a terminal push
 };
 
 [[nodiscard]] bool is_terminal(PushKind kind);
@@ -158,6 +182,7 @@ enum class Errc {
     backfill_not_found,
     join_refused,
     unavailable,  // no node can take the request now
+    draining,     // this node is shutting down: start again on another node
 };
 
 [[nodiscard]] std::string_view to_string(Errc code);

@@ -14,6 +14,12 @@
 namespace matchmesh::ticket {
 namespace {
 
+// A leave from a sender too old to say why is a member leaving.
+EndReason leave_reason(wire::EndReason reason) {
+    const EndReason read = end_reason_from_wire(static_cast<unsigned>(reason));
+    return read == EndReason::unspecified ? EndReason::left : read;
+}
+
 std::string text(capnp::Text::Reader reader, std::size_t bytes_max, const char* field) {
     return mesh::read_text(reader, {.bytes_max = bytes_max}, field);
 }
@@ -154,6 +160,7 @@ mesh::Payload encode(const PushEnvelope& message) {
         root.setVer(message.ver);
         root.setCmd(message.cmd);
         root.setMessage(data_of(message.message));
+        root.setReason(static_cast<wire::EndReason>(message.reason));
     });
 }
 
@@ -162,6 +169,7 @@ mesh::Payload encode(const LeaveMessage& message) {
         root.setRoomId(message.room_id.str());
         root.setUserId(message.user.str());
         root.setTicketType(message.ticket_type);
+        root.setReason(static_cast<wire::EndReason>(message.reason));
     });
 }
 
@@ -320,6 +328,7 @@ Decoded<PushEnvelope> decode_push(mesh::PayloadView payload, const capnp::Reader
         message.ver = root.getVer();
         message.cmd = root.getCmd();
         message.message = bytes(root.getMessage(), message_bytes_max, "message");
+        message.reason = end_reason_from_wire(static_cast<unsigned>(root.getReason()));
         return message;
     });
 }
@@ -328,7 +337,7 @@ Decoded<LeaveMessage> decode_leave(mesh::PayloadView payload, const capnp::Reade
     return decode<wire::Leave>(payload, options, [](wire::Leave::Reader root) {
         return LeaveMessage{TicketId(text(root.getRoomId(), id_bytes_max, "room ID")),
                             UserId(text(root.getUserId(), id_bytes_max, "user ID")),
-                            root.getTicketType()};
+                            root.getTicketType(), leave_reason(root.getReason())};
     });
 }
 

@@ -60,12 +60,14 @@ struct PushEnvelope {
     std::uint8_t ver = 0;
     std::uint16_t cmd = 0;
     Bytes message;
+    EndReason reason = EndReason::unspecified;
 };
 
 struct LeaveMessage {
     TicketId room_id;
     UserId user;
     TicketType ticket_type = 0;
+    EndReason reason = EndReason::left;  // what the party's 222 says
 };
 
 struct BroadcastMessage {

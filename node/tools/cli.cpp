@@ -97,6 +97,7 @@ nlohmann::json push_json(const ticket::PushMessage& push) {
             {"ticket_type", push.ticket_type},
             {"ticket", push.ticket_id.str()},
             {"room", push.room_id},
+            {"reason", ticket::to_string(push.reason)},
             {"payload",
              std::string(reinterpret_cast<const char*>(push.payload.data()), push.payload.size())}};
 }

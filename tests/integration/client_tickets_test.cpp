@@ -4,6 +4,7 @@
 // garbage on the client port.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <random>
 #include <thread>
 
@@ -20,6 +21,7 @@ using namespace integration;
 using namespace matchmesh;
 using namespace matchmesh::node;
 using namespace std::chrono_literals;
+using ticket::EndReason;
 using ticket::PushKind;
 
 namespace {
@@ -79,6 +81,25 @@ void check_no_errors_logged(const Cluster& cluster, std::size_t count) {
     }
 }
 
+// The reasons of the terminal pushes heard until the node closes the connection (or `timeout`).
+std::vector<EndReason> terminal_reasons_until_closed(BlockingClient& client,
+                                                     std::chrono::milliseconds timeout) {
+    std::vector<EndReason> reasons;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        auto push = client.next_push(std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now()));
+        if (!push) {
+            CHECK_MESSAGE(push.error().starts_with("connection lost"), push.error());
+            break;
+        }
+        if (ticket::is_terminal(push->kind)) {
+            reasons.push_back(push->reason);
+        }
+    }
+    return reasons;
+}
+
 // Reads until the node closes the connection, or `timeout`; true if it closed.
 bool closed_soon(BlockingClient& client, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -103,10 +124,11 @@ struct ThreeNodes {
 
     // `owner` opens a trio room on its node and `member` (connected to `member_address`) joins it.
     void open_trio(BlockingClient& owner, BlockingClient& member, const std::string& member_address,
-                   const std::string& owner_name, const std::string& member_name) const {
-        REQUIRE(describe(start_ticket(owner, trio, 1000)) == "ok");
-        wait_for_rooms(member_address, "trio", 1000);
-        REQUIRE(describe(start_ticket(member, trio, 1000)) == "ok");
+                   const std::string& owner_name, const std::string& member_name,
+                   std::int64_t rating = 1000) const {
+        REQUIRE(describe(start_ticket(owner, trio, rating)) == "ok");
+        wait_for_rooms(member_address, "trio", rating);
+        REQUIRE(describe(start_ticket(member, trio, rating)) == "ok");
         REQUIRE(eventually([&] { return room_members(owner, trio).size() == 2; }, push_wait));
         CHECK(room_members(owner, trio) == std::vector<std::string>{owner_name, member_name});
     }
@@ -133,6 +155,8 @@ TEST_CASE_FIXTURE(ThreeNodes,
     const auto to_alice = expect_push(alice, PushKind::success, push_wait);
     const auto to_bob = expect_push(bob, PushKind::success, push_wait);
     CHECK(to_alice.cmd == ticket::push_success);
+    CHECK(to_alice.reason == EndReason::completed);
+    CHECK(to_bob.reason == EndReason::completed);
     CHECK(to_alice.ver == ticket::push_ver);
     CHECK(to_alice.ticket_type == duel);
     CHECK(to_bob.cmd == ticket::push_success);
@@ -212,6 +236,8 @@ TEST_CASE_FIXTURE(ThreeNodes,
     const auto to_bob = expect_push(bob, PushKind::cancel, push_wait);
     CHECK(to_alice.cmd == ticket::push_cancel);
     CHECK(to_bob.cmd == ticket::push_cancel);
+    CHECK(to_alice.reason == EndReason::canceled);
+    CHECK(to_bob.reason == EndReason::canceled);
     CHECK(to_alice.room_id == to_alice.ticket_id.str());
     CHECK(to_bob.room_id == to_alice.room_id);
     CHECK(to_bob.ticket_id != to_alice.ticket_id);  // the member's own ticket
@@ -235,6 +261,7 @@ TEST_CASE_FIXTURE(ThreeNodes,
     REQUIRE(describe(ticket_command(bob, TicketAction::leave, trio)) == "ok");
     const auto to_bob = expect_push(bob, PushKind::cancel, push_wait);
     CHECK(to_bob.room_id.ends_with("@node-a"));
+    CHECK(to_bob.reason == EndReason::left);
     CHECK(room_members(alice, trio) == std::vector<std::string>{"alice"});
     CHECK(silent_for(alice, quiet));
     CHECK(category(ticket_command(bob, TicketAction::leave, trio)) == "room_not_found");
@@ -265,6 +292,7 @@ TEST_CASE_FIXTURE(ThreeNodes,
     REQUIRE(describe(alice.call(KickCommand{trio, UserId("bob")})) == "ok");
     const auto to_bob = expect_push(bob, PushKind::cancel, push_wait);
     CHECK(to_bob.cmd == ticket::push_cancel);
+    CHECK(to_bob.reason == EndReason::kicked);
     CHECK(to_bob.room_id.ends_with("@node-a"));
     CHECK(room_members(alice, trio) == std::vector<std::string>{"alice"});
     CHECK(silent_for(alice, quiet));
@@ -978,5 +1006,39 @@ TEST_CASE_FIXTURE(ThreeNodes,
     CHECK(silent_for(bob, quiet));
     CHECK(room_members(alice, duel) == std::vector<std::string>{"alice", "bob"});
     CHECK(logged(cluster.node(0), "client: closed connection"));
+    check_no_errors_logged(cluster, 3);
+}
+
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: SIGTERM drains a node: every ticket it takes part "
+                  "in ends with one 222 that says draining") {
+    // node-a holds alice's room with bob (node-b) in it and dave's lone search; erin (node-a)
+    // is in frank's room on node-b. Each of the four hears one 222 reason draining (those on
+    // node-a before their connection closes); frank's room goes on without erin.
+    auto alice = session(a, "alice");
+    auto bob = session(b, "bob");
+    open_trio(alice, bob, b, "alice", "bob");
+    auto frank = session(b, "frank");
+    auto erin = session(a, "erin");
+    open_trio(frank, erin, a, "frank", "erin", 3000);  // far from alice's room
+    auto dave = session(a, "dave");
+    REQUIRE(describe(start_ticket(dave, duel, 2000)) == "ok");
+    wait_for_rooms(a, "duel", 2000);
+
+    cluster.node(0).send_signal(SIGTERM);
+    const auto to_bob = expect_push(bob, PushKind::cancel, push_wait);
+    CHECK(to_bob.reason == EndReason::draining);
+    CHECK(to_bob.room_id.ends_with("@node-a"));
+    for (BlockingClient* client : {&alice, &erin, &dave}) {
+        CHECK(terminal_reasons_until_closed(*client, push_wait) ==
+              std::vector<EndReason>{EndReason::draining});
+    }
+    CHECK(cluster.node(0).wait(push_wait) == std::optional<int>(0));
+    CHECK(eventually([&] { return room_members(frank, trio).size() == 1; }, push_wait));
+    CHECK(silent_for(bob, quiet));
+    // Elsewhere, both start again.
+    CHECK(describe(start_ticket(bob, trio, 1000)) == "ok");
+    CHECK(describe(ticket_command(frank, TicketAction::cancel, trio)) == "ok");
+    CHECK(expect_push(frank, PushKind::cancel, push_wait).reason == EndReason::canceled);
     check_no_errors_logged(cluster, 3);
 }

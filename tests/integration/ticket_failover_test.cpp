@@ -43,6 +43,7 @@ TEST_CASE(
     for (auto* member : {&bob, &cat}) {
         const auto push = expect_push(*member, PushKind::cancel, 5s);
         CHECK(push.cmd == 222);
+        CHECK(push.reason == matchmesh::ticket::EndReason::node_gone);
         const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - killed);
         MESSAGE("222 arrived ", took.count(), " ms after the kill (detection bound 800 ms)");

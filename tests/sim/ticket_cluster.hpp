@@ -57,6 +57,18 @@ public:
         }
         return codes;
     }
+    // Why each of the user's tickets ended, in order (the reason of each terminal push).
+    std::vector<EndReason> terminal_reasons(const UserId& user) const {
+        std::vector<EndReason> reasons;
+        if (auto found = pushes.find(user); found != pushes.end()) {
+            for (const Received& received : found->second) {
+                if (is_terminal(received.message.kind)) {
+                    reasons.push_back(received.message.reason);
+                }
+            }
+        }
+        return reasons;
+    }
     std::vector<std::uint16_t> codes(const UserId& user) const {
         std::vector<std::uint16_t> all;
         if (auto found = pushes.find(user); found != pushes.end()) {

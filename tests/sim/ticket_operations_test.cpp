@@ -6,6 +6,7 @@
 
 using namespace ticket_sim;
 using Codes = std::vector<std::uint16_t>;
+using Reasons = std::vector<EndReason>;
 
 namespace {
 
@@ -34,17 +35,20 @@ struct Fixture {
             return callbacks;
         }};
 
-    // ann waits on n0; bob (n1) joins her room.
-    void ann_and_bob() {
-        cluster.connect(0, "ann", 1500);
-        cluster.connect(1, "bob", 1500);
-        REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    // `owner` waits on its node; `member` (on another) joins its room.
+    void room_with(std::size_t owner_node, const char* owner, std::size_t member_node,
+                   const char* member, std::int64_t rating) {
+        cluster.connect(owner_node, owner, rating);
+        cluster.connect(member_node, member, rating);
+        REQUIRE(cluster.at(owner_node).start_ticket(ranked, UserId(owner)).has_value());
         cluster.run(700ms);
-        REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+        REQUIRE(cluster.at(member_node).start_ticket(ranked, UserId(member)).has_value());
         cluster.run(100ms);
-        REQUIRE(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
-                std::vector<UserId>{UserId("ann"), UserId("bob")});
+        REQUIRE(cluster.at(owner_node).get_ticket_member_ids(ranked, UserId(owner)) ==
+                std::vector<UserId>{UserId(owner), UserId(member)});
     }
+    // ann waits on n0; bob (n1) joins her room.
+    void ann_and_bob() { room_with(0, "ann", 1, "bob", 1500); }
 };
 
 }  // namespace
@@ -56,6 +60,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.at(1).leave_from_ticket_matchmaking(ranked, UserId("bob")));
     cluster.run(50ms);
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.terminal_reasons(UserId("bob")) == Reasons{EndReason::left});
     CHECK(cluster.ledger.codes(UserId("ann")) == Codes{101});  // the leave announcement
     CHECK(events == std::vector<std::string>{"left:bob"});
     CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
@@ -85,6 +90,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: kick, with its errors") {
     REQUIRE(kicked->has_value());
     cluster.run(50ms);
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.terminal_reasons(UserId("bob")) == Reasons{EndReason::kicked});
     CHECK(events == std::vector<std::string>{"left:bob"});
 }
 
@@ -188,6 +194,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: a party leaves as one unit") {
     cluster.run(50ms);
     CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{222});
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.terminal_reasons(UserId("bob")) == Reasons{EndReason::left});
     CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 1);
 }
 
@@ -277,6 +284,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: a member's disconnect frees its s
     CHECK(events == std::vector<std::string>{"left:bob"});
     CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 1);
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.terminal_reasons(UserId("bob")) == Reasons{EndReason::disconnected});
     CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());
 }
 
@@ -288,6 +296,7 @@ TEST_CASE_FIXTURE(Fixture,
     cluster.world.crash(TicketCluster::name(0));
     cluster.run(800ms);  // failure timeout 600 ms, heartbeats every 100 ms
     REQUIRE(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
+    CHECK(cluster.ledger.terminal_reasons(UserId("bob")) == Reasons{EndReason::node_gone});
     CHECK(cluster.ledger.pushes.at(UserId("bob")).back().at - crash <= 800ms);
     CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
 }
@@ -328,17 +337,72 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.broken_invariants().empty());
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: a drain cancels every ticket owned on the node") {
+TEST_CASE_FIXTURE(Fixture, "ticket/operations: the owner's cancel tells every member canceled") {
+    ann_and_bob();
+    REQUIRE(cluster.at(0).cancel_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_reasons(UserId("ann")) == Reasons{EndReason::canceled});
+    CHECK(cluster.ledger.terminal_reasons(UserId("bob")) == Reasons{EndReason::canceled});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: a drain ends every ticket the node takes part in with one "
+                  "222 that says draining") {
+    // ann's room is on n0 with bob (n1) in it; cat searches alone on n0; dan (n0) is in eve's
+    // room on n1. Draining n0 tells all four, once, and eve's room goes on without dan.
     ann_and_bob();
     cluster.connect(0, "cat", 4000);
     REQUIRE(cluster.at(0).start_ticket(ranked, UserId("cat")).has_value());
-    CHECK(cluster.at(1).cancel_all_tickets() == 0);  // bob owns nothing: he is a member
-    CHECK(cluster.at(0).cancel_all_tickets() == 2);
+    room_with(1, "eve", 0, "dan", 2500);
+
+    CHECK(cluster.at(0).drain() == 2);  // ann's and cat's: dan's ticket lives in eve's room
     cluster.run(50ms);
-    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{222});
+    for (const char* user : {"ann", "bob", "cat", "dan"}) {
+        CHECK_MESSAGE(cluster.ledger.terminal_reasons(UserId(user)) ==
+                          Reasons{EndReason::draining},
+                      user);
+    }
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{222});
-    CHECK(cluster.ledger.terminal_codes(UserId("cat")) == Codes{222});
+    CHECK(cluster.ledger.terminal_codes(UserId("eve")).empty());
+    CHECK(cluster.at(1).get_ticket_member_ids(ranked, UserId("eve")) ==
+          std::vector<UserId>{UserId("eve")});
     CHECK(cluster.at(0).ticket_count() == 0);
+    CHECK(cluster.at(0).start_ticket(ranked, UserId("ann")).error().code == Errc::draining);
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());  // elsewhere: again
+    CHECK(cluster.broken_invariants().empty());
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: a drain closes a completed room without a second terminal "
+                  "push, and frees its members") {
+    max_members = 2;
+    ann_and_bob();
+    cluster.run(50ms);
+    REQUIRE(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).error().code == Errc::in_previous_room);
+    CHECK(cluster.at(0).drain() == 0);
+    cluster.run(50ms);
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+    CHECK(cluster.at(0).rooms().empty());
+    CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/operations: a party start still claiming when its node drains fails as "
+                  "draining and frees its members") {
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(2, "cat", 1500);
+    std::optional<Result<void>> started;
+    cluster.at(0).start_ticket(ranked, UserId("ann"), {UserId("cat")},
+                               [&](Result<void> r) { started = r; });
+    REQUIRE_FALSE(started.has_value());  // cat's claim is on its way to n2
+    CHECK(cluster.at(0).drain() == 0);
+    cluster.run(50ms);
+    REQUIRE(started.has_value());
+    CHECK(started->error().code == Errc::draining);
+    CHECK(cluster.at(2).start_ticket(ranked, UserId("cat")).has_value());  // released
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());  // no ticket, no push
 }
 
 TEST_CASE_FIXTURE(Fixture, "ticket/operations: AllowMatchIf decides who may join a room") {
