@@ -95,6 +95,7 @@ private:
     void log_membership(const mesh::MembershipEvent& event);
     void every_second();
     [[nodiscard]] MetricsSnapshot snapshot() const;
+    void log_summary(const MetricsSnapshot& now) const;
     void probe_lag();
     void publish_members();
     [[nodiscard]] Load load() const;
