@@ -464,10 +464,10 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
             driver.teams[number] = *type.teams;
         }
     }
-    // The nodes' CPU time and frame counts are sampled each second: wait for a fresh sample
-    // before and after.
+    // The nodes' frame counts are sampled each second (their CPU time is read when asked): wait
+    // for a fresh sample before and after.
     const auto cpu_of = [&](const std::string& admin) {
-        return node::read_metric(admin, "matchmesh_cpu_seconds");
+        return node::read_metric(admin, "process_cpu_seconds_total");
     };
     const auto frames_of = [&](const std::string& admin) {
         return node::read_metric(admin, R"(matchmesh_mesh_frames_total{direction="out"})");
@@ -503,7 +503,7 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     double frames_total = 0;
     for (const std::string& admin : options.admins) {
         frames_total += std::max(0.0, frames_of(admin) - frames_before[admin]);
-        const double peak = node::read_metric(admin, R"(matchmesh_resident_bytes{kind="peak"})");
+        const double peak = node::read_metric(admin, "matchmesh_resident_bytes_peak");
         const double cpu = cpu_of(admin) - cpu_before[admin];
         cpu_total += std::max(0.0, cpu);
         nodes[admin] = {

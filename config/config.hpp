@@ -39,7 +39,7 @@ struct NodeConfig {
     std::string mesh_listen = "127.0.0.1:7100";
     std::string mesh_advertise;  // where peers reach the mesh port; default: mesh_listen
     std::string client_listen = "127.0.0.1:7200";
-    std::string admin_listen = "127.0.0.1:9100";  // metrics and health probes; empty: none
+    std::string admin_listen = "127.0.0.1:7300";  // metrics and health probes; empty: none
     LogFormat log_format = LogFormat::text;
 };
 

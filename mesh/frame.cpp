@@ -70,6 +70,17 @@ std::string_view to_string(FrameErrc code) {
     return "frame error";
 }
 
+std::string_view label_of(FrameErrc code) {
+    switch (code) {
+        case FrameErrc::empty: return "empty";
+        case FrameErrc::oversized: return "too_large";
+        case FrameErrc::misaligned: return "misaligned";
+        case FrameErrc::bad_version: return "bad_version";
+        case FrameErrc::malformed: return "malformed";
+    }
+    return "other";
+}
+
 Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> payload) {
     capnp::MallocMessageBuilder message(static_cast<unsigned>(payload.size() + 16));
     auto envelope = message.initRoot<wire::Envelope>();

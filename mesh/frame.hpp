@@ -41,7 +41,11 @@ enum class FrameErrc {
     malformed,    // the body is not a valid Envelope message
 };
 
+inline constexpr std::size_t frame_errc_count = static_cast<std::size_t>(FrameErrc::malformed) + 1;
+
 [[nodiscard]] std::string_view to_string(FrameErrc code);
+// A short snake_case name for metrics' labels ("too_large"): a fixed set, never a message.
+[[nodiscard]] std::string_view label_of(FrameErrc code);
 
 using FrameError = Error<FrameErrc>;
 

@@ -19,18 +19,43 @@ const char* state_name(State state) {
     return "?";
 }
 
-// One summary line: the counts from `from` to `to` over `period`, and `to`'s gauges.
+// The snapshot's figures the summary tells, all ticket types together.
+struct Totals {
+    ticket::TicketTypeCounters tickets;
+    std::uint64_t refused_overloaded = 0;
+    std::size_t searching = 0;
+    std::size_t waiting = 0;
+};
+
+Totals totals_of(const MetricsSnapshot& snapshot) {
+    Totals totals{snapshot.tickets.total()};
+    for (const auto& of_type : snapshot.refused) {
+        totals.refused_overloaded += of_type[static_cast<std::size_t>(StartRefusal::overloaded)];
+    }
+    for (const auto& phases : snapshot.phases) {
+        totals.searching += phases[static_cast<std::size_t>(ticket::TicketPhase::searching)];
+        totals.waiting += phases[static_cast<std::size_t>(ticket::TicketPhase::waiting)];
+    }
+    return totals;
+}
+
+// One summary line: the counts from `from_snapshot` to `to_snapshot` over `period`, and the
+// latter's gauges.
 void write(spdlog::logger& log, spdlog::level::level_enum level, std::string_view event,
-           State state, Duration period, const MetricsSnapshot& from, const MetricsSnapshot& to) {
+           State state, Duration period, const MetricsSnapshot& from_snapshot,
+           const MetricsSnapshot& to_snapshot) {
     if (!log.should_log(level)) {
         return;
     }
+    const Totals from = totals_of(from_snapshot);
+    const Totals now = totals_of(to_snapshot);
+    const MetricsSnapshot& to = to_snapshot;
     const std::int64_t seconds = (period.count() + 500) / 1000;
-    const std::uint64_t started = to.tickets_started - from.tickets_started;
-    const std::uint64_t completed = to.tickets_completed - from.tickets_completed;
-    const std::uint64_t timed_out = to.tickets_timed_out - from.tickets_timed_out;
-    const std::uint64_t canceled = to.tickets_canceled - from.tickets_canceled;
-    const std::uint64_t refused = to.tickets_refused_overloaded - from.tickets_refused_overloaded;
+    const std::uint64_t started = now.tickets.started - from.tickets.started;
+    const std::uint64_t completed = now.tickets.completed - from.tickets.completed;
+    const std::uint64_t timed_out = now.tickets.timed_out - from.tickets.timed_out;
+    const std::uint64_t canceled = now.tickets.canceled - from.tickets.canceled;
+    const std::uint64_t refused = now.refused_overloaded - from.refused_overloaded;
     const double round_trip_ms = std::round(to.round_trip_ms * 10) / 10;
     const LogEvent line{event,
                         {{"state", state_name(state)},
@@ -40,8 +65,8 @@ void write(spdlog::logger& log, spdlog::level::level_enum level, std::string_vie
                          {"tickets_timed_out", timed_out},
                          {"tickets_canceled", canceled},
                          {"tickets_refused_overloaded", refused},
-                         {"tickets_searching", to.tickets_searching},
-                         {"tickets_waiting", to.tickets_waiting},
+                         {"tickets_searching", now.searching},
+                         {"tickets_waiting", now.waiting},
                          {"sessions", to.sessions},
                          {"store_items", to.store_items},
                          {"members", to.members_alive},
@@ -52,7 +77,7 @@ void write(spdlog::logger& log, spdlog::level::level_enum level, std::string_vie
               "refused as overloaded {}; searching {} waiting {}; sessions {}; items {}; members "
               "{}; loop lag {} ms; round trip {:.1f} ms",
               state_name(state), seconds, started, completed, timed_out, canceled, refused,
-              to.tickets_searching, to.tickets_waiting, to.sessions, to.store_items,
+              now.searching, now.waiting, to.sessions, to.store_items,
               to.members_alive, to.loop_lag_ms, round_trip_ms);
 }
 
@@ -89,17 +114,18 @@ void ActivitySummary::second(Time now, const MetricsSnapshot& totals, spdlog::lo
     last_second_at_ = now;
 }
 
-ActivitySummary::State ActivitySummary::state_of(const MetricsSnapshot& totals) const {
-    const MetricsSnapshot& before = last_second_;
-    if (totals.tickets_refused_overloaded != before.tickets_refused_overloaded) {
+ActivitySummary::State ActivitySummary::state_of(const MetricsSnapshot& snapshot) const {
+    const Totals now = totals_of(snapshot);
+    const Totals before = totals_of(last_second_);
+    if (now.refused_overloaded != before.refused_overloaded) {
         return State::overloaded;
     }
-    const bool moved = totals.tickets_started != before.tickets_started ||
-                       totals.tickets_completed != before.tickets_completed ||
-                       totals.tickets_timed_out != before.tickets_timed_out ||
-                       totals.tickets_canceled != before.tickets_canceled ||
-                       totals.store_items != before.store_items;
-    const bool live = totals.tickets_searching + totals.tickets_waiting > 0;
+    const bool moved = now.tickets.started != before.tickets.started ||
+                       now.tickets.completed != before.tickets.completed ||
+                       now.tickets.timed_out != before.tickets.timed_out ||
+                       now.tickets.canceled != before.tickets.canceled ||
+                       snapshot.store_items != last_second_.store_items;
+    const bool live = now.searching + now.waiting > 0;
     return moved || live ? State::busy : State::idle;
 }
 

@@ -1,12 +1,15 @@
 #include "node/admin_server.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <functional>
 #include <string_view>
 
 #include <CivetServer.h>
 #include <fmt/format.h>
 #include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 #include <asio/connect.hpp>
 #include <asio/io_context.hpp>
@@ -65,9 +68,10 @@ private:
 };
 
 std::expected<std::unique_ptr<AdminServer>, std::string> AdminServer::create(
-    const std::string& listen, std::shared_ptr<const prometheus::Collectable> metrics,
-    const Health& health) {
-    MM_ASSERT(metrics != nullptr);
+    const std::string& listen, Collectables metrics, const Health& health) {
+    MM_ASSERT(!metrics.empty() && std::ranges::none_of(metrics, [](const auto& collectable) {
+        return collectable == nullptr;
+    }));
     std::unique_ptr<AdminServer> admin(new AdminServer());
     try {
         admin->server_ = std::make_unique<CivetServer>(
@@ -80,9 +84,12 @@ std::expected<std::unique_ptr<AdminServer>, std::string> AdminServer::create(
         admin->pages_.push_back(std::make_unique<Page>(std::move(respond)));
         admin->server_->addHandler(path, admin->pages_.back().get());
     };
-    add("/metrics", [metrics] {
-        return Response{200, metrics_type,
-                        prometheus::TextSerializer().Serialize(metrics->Collect())};
+    add("/metrics", [metrics = std::move(metrics)] {
+        std::vector<prometheus::MetricFamily> families;
+        for (const auto& collectable : metrics) {
+            std::ranges::move(collectable->Collect(), std::back_inserter(families));
+        }
+        return Response{200, metrics_type, prometheus::TextSerializer().Serialize(families)};
     });
     add("/livez", [&health] { return probe_response(health.liveness(mesh::steady_now())); });
     add("/readyz", [&health] { return probe_response(health.readiness(mesh::steady_now())); });

@@ -31,10 +31,11 @@ class Health;
 
 class AdminServer {
 public:
-    // Serves on host:port (port 0 picks one); the error names the address.
+    using Collectables = std::vector<std::shared_ptr<const prometheus::Collectable>>;
+    // Serves on host:port (port 0 picks one); /metrics is every collectable's families, in
+    // order. The error names the address.
     [[nodiscard]] static std::expected<std::unique_ptr<AdminServer>, std::string> create(
-        const std::string& listen, std::shared_ptr<const prometheus::Collectable> metrics,
-        const Health& health);
+        const std::string& listen, Collectables metrics, const Health& health);
     ~AdminServer();
     AdminServer(const AdminServer&) = delete;
     AdminServer& operator=(const AdminServer&) = delete;

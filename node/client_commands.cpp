@@ -52,6 +52,18 @@ ClientReply answer_now(std::uint64_t id, bool found, std::string_view what) {
                            fmt::format("{}: no such ticket for this user", what));
 }
 
+StartRefusal refusal_of(ticket::Errc code) {
+    switch (code) {
+        case ticket::Errc::already_has_ticket:
+        case ticket::Errc::in_previous_room: return StartRefusal::duplicate;
+        case ticket::Errc::invalid_params:
+        case ticket::Errc::failed_to_create: return StartRefusal::invalid;
+        case ticket::Errc::party_unavailable: return StartRefusal::party_unavailable;
+        case ticket::Errc::unavailable: return StartRefusal::unavailable;
+        default: return StartRefusal::other;
+    }
+}
+
 bool is_store_command(const Command& command) {
     return std::holds_alternative<AddCommand>(command) ||
            std::holds_alternative<SearchCommand>(command) ||
@@ -75,6 +87,20 @@ double buckets_of(const RangeSearchCommand& search) {
 constexpr double buckets_per_command = 64;  // a wide search counts as this many more commands
 
 }  // namespace
+
+std::string_view label_of(StartRefusal refusal) {
+    switch (refusal) {
+        case StartRefusal::overloaded: return "overloaded";
+        case StartRefusal::draining: return "draining";
+        case StartRefusal::unknown_type: return "unknown_type";
+        case StartRefusal::invalid: return "invalid";
+        case StartRefusal::duplicate: return "duplicate";
+        case StartRefusal::party_unavailable: return "party_unavailable";
+        case StartRefusal::unavailable: return "unavailable";
+        case StartRefusal::other: return "other";
+    }
+    return "other";
+}
 
 ClientCommands::ClientCommands(const config::Config& config, NodeServices& services,
                                mesh::Network& network, mesh::Scheduler& scheduler,
@@ -367,32 +393,46 @@ void ClientCommands::ticket_action(const UserId& user, std::uint64_t id,
     }
 }
 
+void ClientCommands::refuse_start(ticket::TicketType type, StartRefusal why, ClientReply answer,
+                                  const Reply& reply) {
+    ++refusals_[type][static_cast<std::size_t>(why)];
+    reply(std::move(answer));
+}
+
 void ClientCommands::start_ticket(const UserId& user, StartTicketCommand& command, std::uint64_t id,
                                   const Reply& reply) {
     const ticket::TicketType type = command.ticket_type;
     ConfiguredTicketTypes& types = services_.types();
     if (draining_) {
-        reply(refusal(id, ClientErrc::draining,
-                      "startTicket: this node is shutting down; no new tickets"));
+        refuse_start(type, StartRefusal::draining,
+                     refusal(id, ClientErrc::draining,
+                             "startTicket: this node is shutting down; no new tickets"),
+                     reply);
         return;
     }
     if (types.find(type) == nullptr) {
-        reply(refusal(
-            id, ClientErrc::unknown_ticket_type,
-            fmt::format("startTicket: ticket type {} is not configured on this node", type)));
+        refuse_start(type, StartRefusal::unknown_type,
+                     refusal(id, ClientErrc::unknown_ticket_type,
+                             fmt::format("startTicket: ticket type {} is not configured on this node",
+                                         type)),
+                     reply);
         return;
     }
     std::set<UserId> party(command.party.begin(), command.party.end());
     party.erase(user);  // its owner may name itself
     if (auto checked = types.check_start(type, command.values, party.size() + 1); !checked) {
-        reply(refusal(id, ClientErrc::invalid_params, "startTicket: " + checked.error()));
+        refuse_start(type, StartRefusal::invalid,
+                     refusal(id, ClientErrc::invalid_params, "startTicket: " + checked.error()),
+                     reply);
         return;
     }
     // Past its capacity the node takes no new work; what it took keeps its promises.
     if (auto refused = hooks_.admit ? hooks_.admit() : std::nullopt) {
         log_->debug("client: refused a ticket of user {}: {}", user.str(), refused->reason);
-        reply(refusal(id, ClientErrc::overloaded, "startTicket: " + refused->reason,
-                      refused->retry_after));
+        refuse_start(type, StartRefusal::overloaded,
+                     refusal(id, ClientErrc::overloaded, "startTicket: " + refused->reason,
+                             refused->retry_after),
+                     reply);
         return;
     }
     matching::ValueMap values;
@@ -404,10 +444,13 @@ void ClientCommands::start_ticket(const UserId& user, StartTicketCommand& comman
     services_.tickets().start_ticket(
         type, user, std::move(command.party),
         [this, id, reply, user, type, now = scheduler_.now()](ticket::Result<void> started) {
-            if (started) {
-                ticket_starts_[{user, type}] = now;
+            if (!started) {
+                refuse_start(type, refusal_of(started.error().code), error_reply(id, started),
+                             reply);
+                return;
             }
-            reply(answer_now(id, started));
+            ticket_starts_[{user, type}] = now;
+            reply(done(id));
         });
 }
 

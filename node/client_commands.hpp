@@ -14,6 +14,7 @@
 // `CommandHooks`, so the node, the simulation and the fuzz targets run the same semantics. Lives
 // on its node's loop thread.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,6 +48,24 @@ struct CommandHooks {
     std::function<void(std::string_view kind, const std::string& line)> warn;
 };
 
+// Why a startTicket was refused: a fixed set, each with a short label for the metrics.
+enum class StartRefusal : std::uint8_t {
+    overloaded,         // the node is past its capacity (admission)
+    draining,           // the node is shutting down
+    unknown_type,       // the ticket type is not configured on this node
+    invalid,            // the values or the party break the type's rules
+    duplicate,          // the user has a ticket of this type already, or is still in its room
+    party_unavailable,  // a party member is not connected here, or busy with this type
+    unavailable,        // no node can take it now (the ticket limit, no node stores items)
+    other,              // anything else the ticket service refused (e.g. the user left)
+};
+inline constexpr std::size_t start_refusals_count =
+    static_cast<std::size_t>(StartRefusal::other) + 1;
+[[nodiscard]] std::string_view label_of(StartRefusal refusal);
+// Refused starts by ticket type, then by StartRefusal: arrays, so that counting costs no lookup.
+using StartRefusals =
+    std::array<std::array<std::uint64_t, start_refusals_count>, ticket::ticket_types_count>;
+
 class ClientCommands {
 public:
     using Reply = ClientHandler::Reply;
@@ -70,6 +89,7 @@ public:
     // From now on hello and startTicket are refused as `draining`.
     void drain() { draining_ = true; }
     [[nodiscard]] bool draining() const { return draining_; }
+    [[nodiscard]] const StartRefusals& refusals() const { return refusals_; }
 
 private:
     void hello(const std::shared_ptr<Session>& session, HelloCommand& hello, std::uint64_t id,
@@ -81,6 +101,9 @@ private:
     void ticket_action(const UserId& user, std::uint64_t id, const TicketCommand& command,
                        const Reply& reply);
     void start_ticket(const UserId& user, StartTicketCommand& command, std::uint64_t id,
+                      const Reply& reply);
+    // Counts a refused start and answers it.
+    void refuse_start(ticket::TicketType type, StartRefusal why, ClientReply answer,
                       const Reply& reply);
     // Refuses a search past limits.searchCostMax; charges a wide one as several commands.
     [[nodiscard]] bool over_budget(Session& session, double buckets, std::size_t limit,
@@ -97,6 +120,7 @@ private:
     std::unordered_map<UserId, std::weak_ptr<Session>> sessions_;  // by the user they speak for
     std::map<std::pair<UserId, ticket::TicketType>, Time> ticket_starts_;  // for time to match
     bool draining_ = false;
+    StartRefusals refusals_{};
 };
 
 }  // namespace matchmesh::node

@@ -15,6 +15,21 @@ constexpr std::size_t client_read_buffer_bytes = 4 * 1024;
 
 }  // namespace
 
+std::string_view label_of(CloseReason reason) {
+    switch (reason) {
+        case CloseReason::disconnected: return "disconnected";
+        case CloseReason::slow_reader: return "slow_reader";
+        case CloseReason::hello_timeout: return "hello_timeout";
+        case CloseReason::limit: return "limit";
+        case CloseReason::bad_frame: return "bad_frame";
+        case CloseReason::handshake_failed: return "handshake_failed";
+        case CloseReason::error: return "error";
+        case CloseReason::replaced: return "replaced";
+        case CloseReason::stopping: return "stopping";
+    }
+    return "other";
+}
+
 ClientServer::ClientServer(asio::io_context& context, ClientServerOptions options,
                            ClientHandler& handler, std::shared_ptr<spdlog::logger> log)
     : context_(context),
@@ -55,14 +70,15 @@ void ClientServer::stop() {
     acceptor_.close(ignored);
     auto all = connections_;
     for (auto& [key, connection] : all) {
-        close(connection.stream, "node stopping", false);
+        close(connection.stream, CloseReason::stopping, "node stopping");
     }
 }
 
-void ClientServer::close(const StreamPtr& stream, std::string_view reason, bool misbehaved) {
+void ClientServer::close(const StreamPtr& stream, CloseReason why, std::string_view detail) {
     if (stream->closed()) {
         return;
     }
+    ++counters_.closed[static_cast<std::size_t>(why)];
     const std::string remote = stream->remote();
     stream->close();
     std::shared_ptr<Session> session;
@@ -77,11 +93,13 @@ void ClientServer::close(const StreamPtr& stream, std::string_view reason, bool 
     if (session) {
         handler_.session_closed(session);
     }
+    const bool misbehaved = why == CloseReason::slow_reader || why == CloseReason::hello_timeout ||
+                            why == CloseReason::bad_frame;
     if (misbehaved) {
         throttle_.warn(*log_, "misbehaved", "client: closed connection from {}: {}", remote,
-                       mesh::printable(reason));
+                       mesh::printable(detail));
     } else {
-        log_->debug("client: closed connection from {}: {}", remote, reason);
+        log_->debug("client: closed connection from {}: {}", remote, detail);
     }
 }
 
@@ -101,8 +119,7 @@ void ClientServer::send(const StreamPtr& stream, mesh::Frame frame) {
         return;
     }
     if (!stream->push(std::move(frame), options_.outbox_frames_max, options_.outbox_bytes_max)) {
-        ++counters_.slow_clients_closed;
-        close(stream, "it does not read what it is sent (outbox full)", true);
+        close(stream, CloseReason::slow_reader, "it does not read what it is sent (outbox full)");
     }
 }
 
@@ -115,7 +132,7 @@ void ClientServer::push(const std::shared_ptr<Session>& session,
 
 void ClientServer::close_session(const std::shared_ptr<Session>& session, std::string_view reason) {
     if (auto found = streams_.find(session.get()); found != streams_.end()) {
-        close(StreamPtr(found->second), reason, false);
+        close(StreamPtr(found->second), CloseReason::replaced, reason);
     }
 }
 
@@ -152,7 +169,7 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
         return;
     }
     if (connections_.size() >= options_.connections_max) {
-        ++counters_.connections_refused;
+        ++counters_.closed[static_cast<std::size_t>(CloseReason::limit)];
         throttle_.warn(*log_, "limit", "client: refused a connection: {} connections already open",
                        connections_.size());
         const auto retry_after = handler_.turned_away();
@@ -191,8 +208,8 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
         if (error || !*alive || !target || !session || session->user || session->admin) {
             return;
         }
-        ++counters_.hello_timeouts;
-        close(target, fmt::format("no hello within {} ms", options_.hello_timeout.count()), true);
+        close(target, CloseReason::hello_timeout,
+              fmt::format("no hello within {} ms", options_.hello_timeout.count()));
     });
     asio::co_spawn(context_, mesh::FramedStream::write_loop(stream, alive_), asio::detached);
     asio::co_spawn(context_, serve(this, stream, session, alive_), asio::detached);
@@ -210,10 +227,9 @@ asio::awaitable<void> ClientServer::serve(ClientServer* self, StreamPtr stream,
             co_return;
         }
         if (error) {
-            ++self->counters_.tls_failed;
             self->throttle_.warn(*self->log_, "tls", "client: TLS handshake with {} failed: {}",
                                  stream->remote(), error.message());
-            self->close(stream, "TLS: " + error.message(), false);
+            self->close(stream, CloseReason::handshake_failed, "TLS: " + error.message());
             co_return;
         }
     }
@@ -226,10 +242,9 @@ asio::awaitable<void> ClientServer::serve(ClientServer* self, StreamPtr stream,
         failure = error.what();
     }
     if (*alive) {
-        ++self->counters_.connections_failed;
         self->throttle_.warn(*self->log_, "failed", "client: closed connection from {}: {}",
                              stream->remote(), mesh::printable(failure));
-        self->close(stream, failure, false);
+        self->close(stream, CloseReason::error, failure);
     }
 }
 
@@ -245,13 +260,16 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
             co_return;
         }
         if (!read) {
-            const bool bad = read.error().kind == mesh::FramedStream::ReadFailure::Kind::bad_frame;
-            self->counters_.frames_rejected += bad ? 1 : 0;
-            if (read.error().frame_error == mesh::FrameErrc::oversized && !stream->tls()) {
+            const auto frame_error = read.error().frame_error;
+            if (frame_error) {
+                ++self->counters_.frames_rejected[static_cast<std::size_t>(*frame_error)];
+            }
+            if (frame_error == mesh::FrameErrc::oversized && !stream->tls()) {
                 say_before_closing(stream->socket, ClientErrc::frame_too_large,
                                    read.error().reason + " (limits.maxClientFrameBytes)");
             }
-            self->close(stream, read.error().reason, bad);
+            self->close(stream, frame_error ? CloseReason::bad_frame : CloseReason::disconnected,
+                        read.error().reason);
             co_return;
         }
         ++self->counters_.requests;

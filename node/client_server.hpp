@@ -7,6 +7,7 @@
 //
 // Owned by the node; lives on the node's io_context thread. stop() closes every connection.
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <expected>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <spdlog/logger.h>
@@ -44,17 +46,33 @@ struct ClientServerOptions {
     mesh::TlsContext tls;
 };
 
+// Why the client port closed a connection: a fixed set, each with a short label for the metrics.
+enum class CloseReason : std::uint8_t {
+    disconnected,      // the client closed it, or its socket failed
+    slow_reader,       // its outbox filled: it does not read what it is sent
+    hello_timeout,     // no hello within the hello timeout
+    limit,             // turned away on arrival: the connection limit was reached
+    bad_frame,         // a frame broke the framing rules
+    handshake_failed,  // the TLS handshake failed
+    error,             // handling one of its requests threw
+    replaced,          // a newer session of its user began
+    stopping,          // the node stops
+};
+inline constexpr std::size_t close_reasons_count = static_cast<std::size_t>(CloseReason::stopping) + 1;
+[[nodiscard]] std::string_view label_of(CloseReason reason);
+
 struct ClientCounters {
     std::uint64_t connections_accepted = 0;
-    std::uint64_t connections_refused = 0;
-    std::uint64_t frames_rejected = 0;
     std::uint64_t requests = 0;
-    std::uint64_t malformed_requests = 0;
-    std::uint64_t slow_clients_closed = 0;
-    std::uint64_t rate_limited = 0;
-    std::uint64_t connections_failed = 0;  // a request's handling threw: closed, and logged
-    std::uint64_t tls_failed = 0;          // TLS handshakes that failed
-    std::uint64_t hello_timeouts = 0;      // closed for not saying hello in time
+    std::uint64_t malformed_requests = 0;  // readable frames that are no valid request (answered)
+    std::uint64_t rate_limited = 0;        // requests refused for the session's command rate
+    // Frames that closed their connection, by what was wrong with them (indexed by FrameErrc).
+    std::array<std::uint64_t, mesh::frame_errc_count> frames_rejected{};
+    std::array<std::uint64_t, close_reasons_count> closed{};  // indexed by CloseReason
+
+    [[nodiscard]] std::uint64_t closed_for(CloseReason reason) const {
+        return closed[static_cast<std::size_t>(reason)];
+    }
 };
 
 class ClientServer {
@@ -87,7 +105,8 @@ private:
     };
 
     void send(const StreamPtr& stream, mesh::Frame frame);
-    void close(const StreamPtr& stream, std::string_view reason, bool misbehaved);
+    // Closes a connection, counted under `why`; `detail` is for the log.
+    void close(const StreamPtr& stream, CloseReason why, std::string_view detail);
     void end_hello_deadline(mesh::FramedStream* stream);
     [[nodiscard]] bool take_budget(Session& session);
     void accept(asio::ip::tcp::socket socket);

@@ -1,10 +1,6 @@
 #include "node/metrics.hpp"
 
-#include <fstream>
-#include <istream>
 #include <sstream>
-
-#include <sys/resource.h>
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -16,127 +12,146 @@
 #include "node/match_result.hpp"
 
 namespace matchmesh::node {
+namespace {
 
-ResidentBytes resident_bytes() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    std::uint64_t now = 0;
-    std::uint64_t peak = 0;
-    while (std::getline(status, line)) {
-        std::istringstream fields(line);
-        std::string key;
-        std::uint64_t kilobytes = 0;
-        fields >> key >> kilobytes;
-        if (key == "VmRSS:") {
-            now = kilobytes * 1024;
-        } else if (key == "VmHWM:") {
-            peak = kilobytes * 1024;
-        }
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Histogram;
+using prometheus::Labels;
+using prometheus::Registry;
+
+// The labels' values of a ticket's end, in the order of TypeSeries::ended.
+constexpr std::array<const char*, 3> outcomes{"completed", "timed_out", "canceled"};
+constexpr std::array<const char*, 2> phases{"searching", "waiting"};
+
+Labels type_labels(ticket::TicketType type) {
+    return {{"ticket_type", std::to_string(type)}};
+}
+
+Labels type_labels(ticket::TicketType type, const std::string& name, std::string_view value) {
+    return {{"ticket_type", std::to_string(type)}, {name, std::string(value)}};
+}
+
+// A series that may not exist yet: created (with the labels `make_labels` gives) when first
+// needed, then found through its pointer.
+template <typename T, typename MakeLabels, typename... Args>
+T& series(Family<T>& family, T*& slot, MakeLabels make_labels, Args&&... args) {
+    if (slot == nullptr) {
+        slot = &family.Add(make_labels(), std::forward<Args>(args)...);
     }
-    return {now, peak};
+    return *slot;
 }
 
-double cpu_seconds() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const auto seconds = [](const timeval& time) {
-        return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
-    };
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+// Adds to a counter what its source grew by since the last update.
+void grow(Counter& counter, std::uint64_t before, std::uint64_t now) {
+    if (now > before) {
+        counter.Increment(static_cast<double>(now - before));
+    }
 }
+
+// The same for a series created only once there is something to count.
+template <typename MakeLabels>
+void grow(Family<Counter>& family, Counter*& slot, std::uint64_t before, std::uint64_t now,
+          MakeLabels make_labels) {
+    if (now > before) {
+        grow(series(family, slot, make_labels), before, now);
+    }
+}
+
+Counter& add_counter(Registry& registry, const std::string& name, const std::string& help) {
+    return prometheus::BuildCounter().Name(name).Help(help).Register(registry).Add({});
+}
+
+Gauge& add_gauge(Registry& registry, const std::string& name, const std::string& help) {
+    return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
+}
+
+Family<Counter>& counter_family(Registry& registry, const std::string& name,
+                                const std::string& help) {
+    return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+Family<Histogram>& histogram_family(Registry& registry, const std::string& name,
+                                    const std::string& help) {
+    return prometheus::BuildHistogram().Name(name).Help(help).Register(registry);
+}
+
+const Histogram::BucketBoundaries& time_to_match_buckets() {
+    static const Histogram::BucketBoundaries buckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                     0.5,   1,    2.5,   5,    10,  30};
+    return buckets;
+}
+
+}  // namespace
 
 Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
     register_tickets(*registry_);
+    register_matches(*registry_);
     register_node(*registry_);
+    register_connections(*registry_);
     register_mesh(*registry_);
 }
+
+Metrics::~Metrics() = default;
 
 std::shared_ptr<const prometheus::Collectable> Metrics::collectable() const {
     return registry_;
 }
 
 void Metrics::register_tickets(prometheus::Registry& registry) {
-    auto& tickets = prometheus::BuildCounter()
-                        .Name("matchmesh_tickets_total")
-                        .Help("Tickets owned by this node, by how they ended (or started)")
-                        .Register(registry);
-    started_ = &tickets.Add({{"event", "started"}});
-    completed_ = &tickets.Add({{"event", "completed"}});
-    timed_out_ = &tickets.Add({{"event", "timed_out"}});
-    canceled_ = &tickets.Add({{"event", "canceled"}});
-    auto& phases = prometheus::BuildGauge()
-                       .Name("matchmesh_tickets")
-                       .Help("Tickets in progress on this node, by phase")
-                       .Register(registry);
-    searching_ = &phases.Add({{"phase", "searching"}});
-    waiting_ = &phases.Add({{"phase", "waiting"}});
-    searches_ = &prometheus::BuildCounter()
-                     .Name("matchmesh_searches_total")
-                     .Help("Searches run by this node's tickets")
-                     .Register(registry)
-                     .Add({});
-    auto& joins = prometheus::BuildCounter()
-                      .Name("matchmesh_joins_total")
-                      .Help("Join requests answered by this node's rooms")
-                      .Register(registry);
+    families_.started = &counter_family(registry, "matchmesh_tickets_started_total",
+                                        "Tickets started on this node (their owner's), by type");
+    families_.ended = &counter_family(
+        registry, "matchmesh_tickets_ended_total",
+        "Tickets owned by this node that ended, by type and outcome (completed, timed_out, "
+        "canceled)");
+    families_.refused = &counter_family(
+        registry, "matchmesh_tickets_refused_total",
+        "startTicket commands this node refused, by type and reason (overloaded, draining, "
+        "unknown_type, invalid, duplicate, party_unavailable, unavailable, other)");
+    families_.phases = &prometheus::BuildGauge()
+                            .Name("matchmesh_tickets")
+                            .Help("Tickets in progress on this node, by type and phase")
+                            .Register(registry);
+    families_.time_to_match = &histogram_family(
+        registry, "matchmesh_time_to_match_seconds",
+        "From a ticket's start to its 220, for tickets started on this node, by type");
+    searches_ = &add_counter(registry, "matchmesh_searches_total",
+                             "Searches run by this node's tickets");
+    auto& joins = counter_family(registry, "matchmesh_joins_total",
+                                 "Join requests answered by this node's rooms");
     joins_accepted_ = &joins.Add({{"result", "accepted"}});
     joins_refused_ = &joins.Add({{"result", "refused"}});
-    time_to_match_ =
-        &prometheus::BuildHistogram()
-             .Name("matchmesh_time_to_match_seconds")
-             .Help("From a ticket's start to its 220, for tickets owned here")
-             .Register(registry)
-             .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                                              0.5, 1, 2.5, 5, 10, 30});
-    match_spread_ = &prometheus::BuildHistogram()
-                         .Name("matchmesh_match_spread")
-                         .Help("Highest rating minus lowest in a match completed here, by ticket "
-                               "type (the type's rating value)")
-                         .Register(registry);
-    side_difference_ = &prometheus::BuildHistogram()
-                            .Name("matchmesh_match_side_difference")
-                            .Help("Highest side rating minus lowest in a team match completed "
-                                  "here, by ticket type")
-                            .Register(registry);
-    match_wait_ = &prometheus::BuildHistogram()
-                       .Name("matchmesh_match_wait_seconds")
-                       .Help("Each member's wait, from the start of the ticket that brought it "
-                             "in to its match, by ticket type")
-                       .Register(registry);
-    matches_relaxed_ = &prometheus::BuildCounter()
-                            .Name("matchmesh_matches_relaxed_total")
-                            .Help("Matches completed here with a relax step in force, by ticket "
-                                  "type")
-                            .Register(registry);
+    auto& pushes = counter_family(
+        registry, "matchmesh_pushes_total",
+        "Pushes for users connected here: delivered, or dropped (a repeat, or for a ticket the "
+        "user no longer has)");
+    pushes_delivered_ = &pushes.Add({{"result", "delivered"}});
+    pushes_dropped_ = &pushes.Add({{"result", "dropped"}});
+}
+
+void Metrics::register_matches(prometheus::Registry& registry) {
+    families_.spread = &histogram_family(registry, "matchmesh_match_spread",
+                                         "Highest rating minus lowest in a match completed here, "
+                                         "by ticket type (the type's rating value)");
+    families_.side_difference = &histogram_family(
+        registry, "matchmesh_match_side_difference",
+        "Highest side rating minus lowest in a team match completed here, by ticket type");
+    families_.wait = &histogram_family(registry, "matchmesh_match_wait_seconds",
+                                       "Each member's wait, from the start of the ticket that "
+                                       "brought it in to its match, by ticket type");
+    families_.relaxed =
+        &counter_family(registry, "matchmesh_matches_relaxed_total",
+                        "Matches completed here with a relax step in force, by ticket type");
 }
 
 void Metrics::register_node(prometheus::Registry& registry) {
-    items_ = &prometheus::BuildGauge()
-                  .Name("matchmesh_store_items")
-                  .Help("Search items stored on this node")
-                  .Register(registry)
-                  .Add({});
-    members_ = &prometheus::BuildGauge()
-                    .Name("matchmesh_members_alive")
-                    .Help("Live cluster members, this node included")
-                    .Register(registry)
-                    .Add({});
-    sessions_ = &prometheus::BuildGauge()
-                     .Name("matchmesh_client_sessions")
-                     .Help("Client connections")
-                     .Register(registry)
-                     .Add({});
-    auto& memory = prometheus::BuildGauge()
-                       .Name("matchmesh_resident_bytes")
-                       .Help("Resident memory of the node process")
-                       .Register(registry);
-    resident_ = &memory.Add({{"kind", "current"}});
-    peak_resident_ = &memory.Add({{"kind", "peak"}});
-    cpu_ = &prometheus::BuildGauge()
-                .Name("matchmesh_cpu_seconds")
-                .Help("CPU time used by the node process, user and system")
-                .Register(registry)
-                .Add({});
+    items_ = &add_gauge(registry, "matchmesh_store_items", "Search items stored on this node");
+    members_ = &add_gauge(registry, "matchmesh_members_alive",
+                          "Live cluster members, this node included");
+    loop_lag_ = &add_gauge(registry, "matchmesh_loop_lag_seconds",
+                           "How late the event loop runs its timers, smoothed");
     prometheus::BuildGauge()
         .Name("matchmesh_build_info")
         .Help("The version and commit this node was built from (always 1)")
@@ -145,74 +160,140 @@ void Metrics::register_node(prometheus::Registry& registry) {
         .Set(1);
 }
 
+void Metrics::register_connections(prometheus::Registry& registry) {
+    sessions_ = &add_gauge(registry, "matchmesh_client_sessions", "Client connections");
+    rate_limited_ = &add_counter(registry, "matchmesh_client_commands_rate_limited_total",
+                                 "Client commands refused for their session's command rate");
+    auto& closed = counter_family(registry, "matchmesh_client_connections_closed_total",
+                                  "Client connections that ended, by reason");
+    for (std::size_t reason = 0; reason < close_reasons_count; ++reason) {
+        closed_[reason] =
+            &closed.Add({{"reason", std::string(label_of(static_cast<CloseReason>(reason)))}});
+    }
+    auto& rejected = counter_family(
+        registry, "matchmesh_frames_rejected_total",
+        "Frames refused, by port and reason: those that broke the framing rules closed their "
+        "connection; a client's bad_request was answered with an error");
+    for (std::size_t code = 0; code < mesh::frame_errc_count; ++code) {
+        const std::string reason(mesh::label_of(static_cast<mesh::FrameErrc>(code)));
+        mesh_rejected_[code] = &rejected.Add({{"port", "mesh"}, {"reason", reason}});
+        client_rejected_[code] = &rejected.Add({{"port", "client"}, {"reason", reason}});
+    }
+    client_bad_requests_ = &rejected.Add({{"port", "client"}, {"reason", "bad_request"}});
+    auto& handshakes =
+        counter_family(registry, "matchmesh_handshakes_failed_total",
+                       "Connection handshakes that failed, by port (the mesh's authentication "
+                       "and TLS; the client port's TLS)");
+    handshakes_failed_ = {&handshakes.Add({{"port", "client"}}),
+                          &handshakes.Add({{"port", "mesh"}})};
+    auto& queue_full = counter_family(
+        registry, "matchmesh_send_queue_full_total",
+        "Frames not queued because their connection's outbox was full, by port (a client's "
+        "connection is then closed)");
+    send_queue_full_ = {&queue_full.Add({{"port", "client"}}), &queue_full.Add({{"port", "mesh"}})};
+}
+
 void Metrics::register_mesh(prometheus::Registry& registry) {
     round_trip_ =
-        &prometheus::BuildHistogram()
-             .Name("matchmesh_mesh_round_trip_seconds")
-             .Help("Requests to other nodes, from sending to the answer")
-             .Register(registry)
-             .Add({}, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001,
-                                                              0.0025, 0.005, 0.01, 0.05, 0.25});
-    auto& frames = prometheus::BuildCounter()
-                       .Name("matchmesh_mesh_frames_total")
-                       .Help("Frames between this node and the other nodes, by direction")
-                       .Register(registry);
+        &histogram_family(registry, "matchmesh_mesh_round_trip_seconds",
+                          "Requests to other nodes, from sending to the answer")
+             .Add({}, Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                  0.01, 0.05, 0.25});
+    auto& frames = counter_family(registry, "matchmesh_mesh_frames_total",
+                                  "Frames between this node and the other nodes, by direction");
     mesh_frames_in_ = &frames.Add({{"direction", "in"}});
     mesh_frames_out_ = &frames.Add({{"direction", "out"}});
-    rejected_ = &prometheus::BuildCounter()
-                     .Name("matchmesh_frames_rejected_total")
-                     .Help("Frames that closed their connection, by reason")
-                     .Register(registry);
-    refused_overloaded_ = &prometheus::BuildCounter()
-                               .Name("matchmesh_tickets_refused_overloaded_total")
-                               .Help("Ticket starts refused because the node was past its capacity")
-                               .Register(registry)
-                               .Add({});
-    loop_lag_ = &prometheus::BuildGauge()
-                     .Name("matchmesh_loop_lag_seconds")
-                     .Help("How late the event loop runs its timers, smoothed")
-                     .Register(registry)
-                     .Add({});
 }
 
-Metrics::~Metrics() = default;
+void Metrics::add_ticket_type(ticket::TicketType type) {
+    TypeSeries& of_type = types_[type];
+    series(*families_.started, of_type.started, [type] { return type_labels(type); });
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        series(*families_.ended, of_type.ended[i],
+               [&] { return type_labels(type, "outcome", outcomes[i]); });
+    }
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+        series(*families_.phases, of_type.phases[i],
+               [&] { return type_labels(type, "phase", phases[i]); });
+    }
+    (void)time_to_match(type);
+}
 
-void Metrics::advance(prometheus::Counter& counter, std::uint64_t& seen, std::uint64_t now) {
-    if (now > seen) {
-        counter.Increment(static_cast<double>(now - seen));
-        seen = now;
+prometheus::Histogram& Metrics::time_to_match(ticket::TicketType type) {
+    return series(*families_.time_to_match, types_[type].time_to_match,
+                  [type] { return type_labels(type); }, time_to_match_buckets());
+}
+
+void Metrics::update_type(ticket::TicketType type, const MetricsSnapshot& now) {
+    TypeSeries& of_type = types_[type];
+    const ticket::TicketTypeCounters& counts = now.tickets.by_type[type];
+    const ticket::TicketTypeCounters& before = seen_.tickets.by_type[type];
+    grow(*families_.started, of_type.started, before.started, counts.started,
+         [type] { return type_labels(type); });
+    const std::array<std::pair<std::uint64_t, std::uint64_t>, 3> ended{
+        {{before.completed, counts.completed},
+         {before.timed_out, counts.timed_out},
+         {before.canceled, counts.canceled}}};
+    for (std::size_t i = 0; i < ended.size(); ++i) {
+        grow(*families_.ended, of_type.ended[i], ended[i].first, ended[i].second,
+             [&] { return type_labels(type, "outcome", outcomes[i]); });
+    }
+    for (std::size_t i = 0; i < start_refusals_count; ++i) {
+        grow(*families_.refused, of_type.refused[i], seen_.refused[type][i], now.refused[type][i],
+             [&] { return type_labels(type, "reason", label_of(static_cast<StartRefusal>(i))); });
+    }
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+        const std::size_t count = now.phases[type][i];
+        if (count > 0 || of_type.phases[i] != nullptr) {
+            series(*families_.phases, of_type.phases[i],
+                   [&] { return type_labels(type, "phase", phases[i]); })
+                .Set(static_cast<double>(count));
+        }
     }
 }
 
-void Metrics::update(const MetricsSnapshot& snapshot) {
-    advance(*started_, seen_.tickets_started, snapshot.tickets_started);
-    advance(*completed_, seen_.tickets_completed, snapshot.tickets_completed);
-    advance(*timed_out_, seen_.tickets_timed_out, snapshot.tickets_timed_out);
-    advance(*canceled_, seen_.tickets_canceled, snapshot.tickets_canceled);
-    advance(*searches_, seen_.searches, snapshot.searches);
-    advance(*joins_accepted_, seen_.joins_accepted, snapshot.joins_accepted);
-    advance(*joins_refused_, seen_.joins_refused, snapshot.joins_refused);
-    advance(*mesh_frames_in_, seen_.mesh_frames_in, snapshot.mesh_frames_in);
-    advance(*mesh_frames_out_, seen_.mesh_frames_out, snapshot.mesh_frames_out);
-    advance(*refused_overloaded_, seen_.tickets_refused_overloaded,
-            snapshot.tickets_refused_overloaded);
-    loop_lag_->Set(static_cast<double>(snapshot.loop_lag_ms) / 1000.0);
-    for (const auto& [reason, count] : snapshot.frames_rejected) {
-        advance(rejected_->Add({{"reason", reason}}), seen_.frames_rejected[reason], count);
+void Metrics::update_connections(const MetricsSnapshot& now) {
+    const ClientCounters& clients = now.clients;
+    const mesh::TcpCounters& mesh = now.mesh;
+    grow(*rate_limited_, seen_.clients.rate_limited, clients.rate_limited);
+    for (std::size_t i = 0; i < close_reasons_count; ++i) {
+        grow(*closed_[i], seen_.clients.closed[i], clients.closed[i]);
     }
-    searching_->Set(static_cast<double>(snapshot.tickets_searching));
-    waiting_->Set(static_cast<double>(snapshot.tickets_waiting));
-    items_->Set(static_cast<double>(snapshot.store_items));
-    members_->Set(static_cast<double>(snapshot.members_alive));
-    sessions_->Set(static_cast<double>(snapshot.sessions));
-    const auto [now, peak] = resident_bytes();
-    resident_->Set(static_cast<double>(now));
-    peak_resident_->Set(static_cast<double>(peak));
-    cpu_->Set(cpu_seconds());
+    for (std::size_t i = 0; i < mesh::frame_errc_count; ++i) {
+        grow(*mesh_rejected_[i], seen_.mesh.frames_rejected[i], mesh.frames_rejected[i]);
+        grow(*client_rejected_[i], seen_.clients.frames_rejected[i], clients.frames_rejected[i]);
+    }
+    grow(*client_bad_requests_, seen_.clients.malformed_requests, clients.malformed_requests);
+    // A client's failed handshake and full outbox close its connection: counted there.
+    grow(*handshakes_failed_.client, seen_.clients.closed_for(CloseReason::handshake_failed),
+         clients.closed_for(CloseReason::handshake_failed));
+    grow(*handshakes_failed_.mesh, seen_.mesh.handshakes_failed, mesh.handshakes_failed);
+    grow(*send_queue_full_.client, seen_.clients.closed_for(CloseReason::slow_reader),
+         clients.closed_for(CloseReason::slow_reader));
+    grow(*send_queue_full_.mesh, seen_.mesh.queue_full, mesh.queue_full);
+    grow(*mesh_frames_in_, seen_.mesh.frames_in, mesh.frames_in);
+    grow(*mesh_frames_out_, seen_.mesh.frames_out, mesh.frames_out);
+    sessions_->Set(static_cast<double>(now.sessions));
 }
 
-void Metrics::observe_time_to_match(double seconds) {
-    time_to_match_->Observe(seconds);
+void Metrics::update(const MetricsSnapshot& now) {
+    for (std::size_t type = 0; type < ticket::ticket_types_count; ++type) {
+        update_type(static_cast<ticket::TicketType>(type), now);
+    }
+    grow(*searches_, seen_.tickets.searches, now.tickets.searches);
+    grow(*joins_accepted_, seen_.tickets.joins_accepted, now.tickets.joins_accepted);
+    grow(*joins_refused_, seen_.tickets.joins_refused, now.tickets.joins_refused);
+    grow(*pushes_delivered_, seen_.tickets.pushes_delivered, now.tickets.pushes_delivered);
+    grow(*pushes_dropped_, seen_.tickets.pushes_dropped, now.tickets.pushes_dropped);
+    update_connections(now);
+    loop_lag_->Set(static_cast<double>(now.loop_lag_ms) / 1000.0);
+    items_->Set(static_cast<double>(now.store_items));
+    members_->Set(static_cast<double>(now.members_alive));
+    seen_ = now;
+}
+
+void Metrics::observe_time_to_match(ticket::TicketType type, double seconds) {
+    time_to_match(type).Observe(seconds);
 }
 
 void Metrics::observe_mesh_round_trip(double seconds) {
@@ -221,28 +302,26 @@ void Metrics::observe_mesh_round_trip(double seconds) {
 
 void Metrics::observe_match(const MatchResult& match) {
     // Rating units: a few buckets either side of typical limits (100-400).
-    static const prometheus::Histogram::BucketBoundaries rating_buckets{
-        0, 10, 25, 50, 100, 200, 400, 800, 1600};
-    static const prometheus::Histogram::BucketBoundaries wait_buckets{
-        0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
-    auto [found, added] = match_metrics_.try_emplace(match.ticket_type);
-    MatchMetrics& metrics = found->second;
-    if (added) {
-        const prometheus::Labels type{{"ticket_type", std::to_string(match.ticket_type)}};
-        metrics = MatchMetrics{&match_spread_->Add(type, rating_buckets),
-                               match.sides.empty() ? nullptr
-                                                   : &side_difference_->Add(type, rating_buckets),
-                               &match_wait_->Add(type, wait_buckets), &matches_relaxed_->Add(type)};
+    static const Histogram::BucketBoundaries rating_buckets{0,   10,  25,  50, 100,
+                                                            200, 400, 800, 1600};
+    static const Histogram::BucketBoundaries wait_buckets{0.01, 0.05, 0.1, 0.25, 0.5, 1,
+                                                          2.5,  5,    10,  30,   60};
+    const ticket::TicketType type = match.ticket_type;
+    TypeSeries& of_type = types_[type];
+    const auto labels = [type] { return type_labels(type); };
+    series(*families_.spread, of_type.spread, labels, rating_buckets)
+        .Observe(static_cast<double>(match.spread));
+    if (!match.sides.empty()) {  // a team type's rooms always have sides
+        series(*families_.side_difference, of_type.side_difference, labels, rating_buckets)
+            .Observe(match.side_difference);
     }
-    metrics.spread->Observe(static_cast<double>(match.spread));
-    if (metrics.side_difference != nullptr) {  // a team type's rooms always have sides
-        metrics.side_difference->Observe(match.side_difference);
-    }
+    Histogram& wait = series(*families_.wait, of_type.wait, labels, wait_buckets);
     for (const MatchedPlayer& member : match.members) {
-        metrics.wait->Observe(static_cast<double>(member.wait_ms) / 1000);
+        wait.Observe(static_cast<double>(member.wait_ms) / 1000);
     }
+    Counter& relaxed = series(*families_.relaxed, of_type.relaxed, labels);
     if (match.relax_step >= 0) {
-        metrics.relaxed->Increment();
+        relaxed.Increment();
     }
 }
 

@@ -1,16 +1,23 @@
 #pragma once
 // Metrics: the node's Prometheus metrics, in a prometheus-cpp registry that the admin port serves
-// (GET /metrics; see admin_server.hpp).
+// (GET /metrics; see admin_server.hpp) beside the process metrics (process_metrics.hpp). README.md
+// ("Metrics") lists every family.
 //
 // Owned by the node. Values are written from the node's loop thread (a snapshot each second, and
-// time-to-match and round-trip observations as they happen); the admin server's threads read
-// them, which prometheus-cpp's metric types allow.
+// time-to-match, round-trip and match observations as they happen); the admin server's threads
+// read them, which prometheus-cpp's metric types allow. Each ticket type's series are found
+// through an array indexed by the type, created when the type is configured or first counted:
+// a family's own lookup hashes the labels, which the loop should not pay per event.
 
+#include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
+
+#include "mesh/asio/tcp_transport.hpp"
+#include "node/client_commands.hpp"
+#include "node/client_server.hpp"
+#include "ticket/service.hpp"
 
 namespace prometheus {  // kept out of the node's public headers
 class Collectable;
@@ -26,30 +33,23 @@ namespace matchmesh::node {
 
 struct MatchResult;
 
-// Totals since the node started; the metrics' counters follow them.
+// What the node counted since it started, and its levels now; the metrics' counters follow it.
 struct MetricsSnapshot {
-    std::uint64_t tickets_started = 0;
-    std::uint64_t tickets_completed = 0;
-    std::uint64_t tickets_timed_out = 0;
-    std::uint64_t tickets_canceled = 0;
-    std::uint64_t searches = 0;
-    std::uint64_t joins_accepted = 0;
-    std::uint64_t joins_refused = 0;
-    std::size_t tickets_searching = 0;
-    std::size_t tickets_waiting = 0;
+    ticket::TicketCounters tickets;
+    ticket::TicketService::PhaseCounts phases{};  // tickets in progress, by type and phase
+    StartRefusals refused{};                      // startTicket refused, by type and reason
+    ClientCounters clients;
+    mesh::TcpCounters mesh;
     std::size_t store_items = 0;
     std::size_t members_alive = 0;
     std::size_t sessions = 0;
-    std::uint64_t mesh_frames_in = 0;
-    std::uint64_t mesh_frames_out = 0;
-    std::map<std::string, std::uint64_t> frames_rejected;  // by reason
-    std::uint64_t tickets_refused_overloaded = 0;          // startTicket refused: past capacity
-    std::int64_t loop_lag_ms = 0;                          // the lag admission judges by
-    double round_trip_ms = 0;                              // and the round trip
+    std::int64_t loop_lag_ms = 0;  // the lag admission judges by
+    double round_trip_ms = 0;      // and the round trip
 };
 
 // GET /metrics from a node's admin address: the value of the sample named `sample` (the metric
-// name with its labels, e.g. matchmesh_resident_bytes{kind="peak"}), or -1 when there is none.
+// name with its labels, e.g. matchmesh_tickets_started_total{ticket_type="1"}), or -1 when there
+// is none.
 [[nodiscard]] double read_metric(const std::string& admin, const std::string& sample);
 
 class Metrics {
@@ -61,64 +61,79 @@ public:
 
     // What the admin port serves; it outlives the Metrics if the server holds it longer.
     [[nodiscard]] std::shared_ptr<const prometheus::Collectable> collectable() const;
+    // A configured ticket type: its counts and levels are exported (as zeros) from now on, before
+    // its first ticket. Other types appear when first counted.
+    void add_ticket_type(ticket::TicketType type);
     void update(const MetricsSnapshot& snapshot);
-    void observe_time_to_match(double seconds);
+    void observe_time_to_match(ticket::TicketType type, double seconds);
     void observe_mesh_round_trip(double seconds);
     // One match completed by a room held here: its spread, the difference between its sides
     // (team types) and each member's wait, by ticket type, and whether a relax step was in force.
     void observe_match(const MatchResult& match);
 
 private:
-    void register_tickets(prometheus::Registry& registry);
-    void register_node(prometheus::Registry& registry);
-    void register_mesh(prometheus::Registry& registry);
-    void advance(prometheus::Counter& counter, std::uint64_t& seen, std::uint64_t now);
-
-    std::shared_ptr<prometheus::Registry> registry_;
-    prometheus::Counter* started_ = nullptr;
-    prometheus::Counter* completed_ = nullptr;
-    prometheus::Counter* timed_out_ = nullptr;
-    prometheus::Counter* canceled_ = nullptr;
-    prometheus::Counter* searches_ = nullptr;
-    prometheus::Counter* joins_accepted_ = nullptr;
-    prometheus::Counter* joins_refused_ = nullptr;
-    prometheus::Counter* mesh_frames_in_ = nullptr;
-    prometheus::Counter* mesh_frames_out_ = nullptr;
-    prometheus::Counter* refused_overloaded_ = nullptr;
-    prometheus::Gauge* loop_lag_ = nullptr;
-    prometheus::Gauge* searching_ = nullptr;
-    prometheus::Gauge* waiting_ = nullptr;
-    prometheus::Gauge* items_ = nullptr;
-    prometheus::Gauge* members_ = nullptr;
-    prometheus::Gauge* sessions_ = nullptr;
-    prometheus::Gauge* resident_ = nullptr;
-    prometheus::Gauge* peak_resident_ = nullptr;
-    prometheus::Gauge* cpu_ = nullptr;
-    prometheus::Histogram* time_to_match_ = nullptr;
-    prometheus::Histogram* round_trip_ = nullptr;
-    // Each ticket type's match metrics, found once (a family's lookup hashes the labels).
-    struct MatchMetrics {
+    // One ticket type's series; null until created.
+    struct TypeSeries {
+        prometheus::Counter* started = nullptr;
+        std::array<prometheus::Counter*, 3> ended{};  // completed, timed_out, canceled
+        std::array<prometheus::Counter*, start_refusals_count> refused{};
+        std::array<prometheus::Gauge*, 2> phases{};  // searching, waiting
+        prometheus::Histogram* time_to_match = nullptr;
         prometheus::Histogram* spread = nullptr;
         prometheus::Histogram* side_difference = nullptr;
         prometheus::Histogram* wait = nullptr;
         prometheus::Counter* relaxed = nullptr;
     };
-    std::map<int, MatchMetrics> match_metrics_;
-    prometheus::Family<prometheus::Histogram>* match_spread_ = nullptr;
-    prometheus::Family<prometheus::Histogram>* side_difference_ = nullptr;
-    prometheus::Family<prometheus::Histogram>* match_wait_ = nullptr;
-    prometheus::Family<prometheus::Counter>* matches_relaxed_ = nullptr;
-    prometheus::Family<prometheus::Counter>* rejected_ = nullptr;
-    MetricsSnapshot seen_;
-};
+    // The families by ticket type.
+    struct TypeFamilies {
+        prometheus::Family<prometheus::Counter>* started = nullptr;
+        prometheus::Family<prometheus::Counter>* ended = nullptr;
+        prometheus::Family<prometheus::Counter>* refused = nullptr;
+        prometheus::Family<prometheus::Gauge>* phases = nullptr;
+        prometheus::Family<prometheus::Histogram>* time_to_match = nullptr;
+        prometheus::Family<prometheus::Histogram>* spread = nullptr;
+        prometheus::Family<prometheus::Histogram>* side_difference = nullptr;
+        prometheus::Family<prometheus::Histogram>* wait = nullptr;
+        prometheus::Family<prometheus::Counter>* relaxed = nullptr;
+    };
+    // The client port's and the mesh's series of a family labelled by port.
+    struct ByPort {
+        prometheus::Counter* client = nullptr;
+        prometheus::Counter* mesh = nullptr;
+    };
 
-// The process's resident set now and at its peak, in bytes (from /proc/self/status).
-struct ResidentBytes {
-    std::uint64_t current = 0;
-    std::uint64_t peak = 0;
+    void register_tickets(prometheus::Registry& registry);
+    void register_matches(prometheus::Registry& registry);
+    void register_node(prometheus::Registry& registry);
+    void register_connections(prometheus::Registry& registry);
+    void register_mesh(prometheus::Registry& registry);
+    void update_type(ticket::TicketType type, const MetricsSnapshot& now);
+    void update_connections(const MetricsSnapshot& now);
+    [[nodiscard]] prometheus::Histogram& time_to_match(ticket::TicketType type);
+
+    std::shared_ptr<prometheus::Registry> registry_;
+    TypeFamilies families_;
+    std::array<TypeSeries, ticket::ticket_types_count> types_{};
+    prometheus::Counter* searches_ = nullptr;
+    prometheus::Counter* joins_accepted_ = nullptr;
+    prometheus::Counter* joins_refused_ = nullptr;
+    prometheus::Counter* pushes_delivered_ = nullptr;
+    prometheus::Counter* pushes_dropped_ = nullptr;
+    prometheus::Counter* mesh_frames_in_ = nullptr;
+    prometheus::Counter* mesh_frames_out_ = nullptr;
+    prometheus::Counter* rate_limited_ = nullptr;
+    std::array<prometheus::Counter*, close_reasons_count> closed_{};
+    std::array<prometheus::Counter*, mesh::frame_errc_count> mesh_rejected_{};
+    std::array<prometheus::Counter*, mesh::frame_errc_count> client_rejected_{};
+    prometheus::Counter* client_bad_requests_ = nullptr;
+    ByPort handshakes_failed_;
+    ByPort send_queue_full_;
+    prometheus::Gauge* loop_lag_ = nullptr;
+    prometheus::Gauge* items_ = nullptr;
+    prometheus::Gauge* members_ = nullptr;
+    prometheus::Gauge* sessions_ = nullptr;
+    prometheus::Histogram* round_trip_ = nullptr;
+    MetricsSnapshot seen_;  // the last update's, which the counters already hold
 };
-[[nodiscard]] ResidentBytes resident_bytes();
-// The CPU time the process has used, user and system, in seconds.
-[[nodiscard]] double cpu_seconds();
 
 }  // namespace matchmesh::node

@@ -13,6 +13,7 @@
 
 #include "mesh/text.hpp"
 #include "node/log_format.hpp"
+#include "node/process_metrics.hpp"
 #include "node/state_dump.hpp"
 
 namespace matchmesh::node {
@@ -134,8 +135,12 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     health_.beat(scheduler_.now());
     if (!config.node.admin_listen.empty()) {
         metrics_ = std::make_unique<Metrics>();
-        auto admin =
-            AdminServer::create(config.node.admin_listen, metrics_->collectable(), health_);
+        for (const auto& configured : config.ticket_types) {
+            metrics_->add_ticket_type(static_cast<ticket::TicketType>(configured.first));
+        }
+        auto admin = AdminServer::create(
+            config.node.admin_listen,
+            {metrics_->collectable(), std::make_shared<const ProcessMetrics>()}, health_);
         if (!admin) {
             return std::unexpected(admin.error());
         }
@@ -388,28 +393,16 @@ void Node::log_membership(const mesh::MembershipEvent& event) {
 
 MetricsSnapshot Node::snapshot() const {
     MetricsSnapshot snapshot;
-    const auto& counters = tickets_->counters();
-    snapshot.tickets_started = counters.started;
-    snapshot.tickets_completed = counters.completed;
-    snapshot.tickets_timed_out = counters.timed_out;
-    snapshot.tickets_canceled = counters.canceled;
-    snapshot.searches = counters.searches;
-    snapshot.joins_accepted = counters.joins_accepted;
-    snapshot.joins_refused = counters.joins_refused;
-    snapshot.tickets_searching = tickets_->ticket_count(ticket::TicketPhase::searching);
-    snapshot.tickets_waiting = tickets_->ticket_count(ticket::TicketPhase::waiting);
+    snapshot.tickets = tickets_->counters();
+    snapshot.phases = tickets_->ticket_counts();
+    snapshot.refused = commands_->refusals();
+    snapshot.clients = clients_->counters();
+    snapshot.mesh = transport_.counters();
     snapshot.store_items = matching_->local_items().size();
     snapshot.members_alive = core_->live_members().size();
     snapshot.sessions = clients_->connection_count();
-    snapshot.mesh_frames_in = transport_.counters().frames_in;
-    snapshot.mesh_frames_out = transport_.counters().frames_out;
-    snapshot.tickets_refused_overloaded = admission_.refused();
     snapshot.loop_lag_ms = admission_.lag().count();
     snapshot.round_trip_ms = admission_.round_trip_ms();
-    for (const auto& [reason, count] : transport_.counters().rejected_by_reason) {
-        snapshot.frames_rejected["mesh: " + reason] = count;
-    }
-    snapshot.frames_rejected["client"] = clients_->counters().frames_rejected;
     return snapshot;
 }
 
@@ -425,7 +418,8 @@ void Node::every_second() {
 
 void Node::push(const UserId& user, const ticket::PushMessage& message) {
     if (auto ran = commands_->on_push(user, message); ran && metrics_) {
-        metrics_->observe_time_to_match(std::chrono::duration<double>(*ran).count());
+        metrics_->observe_time_to_match(message.ticket_type,
+                                        std::chrono::duration<double>(*ran).count());
     }
     for (const auto& observer : push_observers_) {
         observer(user, message);

@@ -134,7 +134,7 @@ Result<OwnedTicket*> Tickets::create(TicketType type, SharedUser owner, std::vec
             rooms_.push_to_member(room, Member{user, id}, WireKind::placed, 0, 0, {});
         }
     }
-    ++context_.counters.started;
+    ++context_.counters.by_type[type].started;
     if (stored.params.search_tries == 0) {
         start_waiting(stored);
         schedule_look(stored);
@@ -639,12 +639,13 @@ void Tickets::end_room(const TicketId& room_id, PushKind outcome, EndReason why)
     if (room == nullptr) {
         return;
     }
+    TicketTypeCounters& counters = context_.counters.by_type[room->type];
     if (outcome == PushKind::success) {
-        ++context_.counters.completed;
+        ++counters.completed;
         rooms_.complete(*room);
         return;
     }
-    outcome == PushKind::timeout ? ++context_.counters.timed_out : ++context_.counters.canceled;
+    outcome == PushKind::timeout ? ++counters.timed_out : ++counters.canceled;
     const Callbacks* handlers = context_.callbacks(room->type);
     const UserId owner = room->owner;
     rooms_.close(room_id, outcome, why);

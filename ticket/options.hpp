@@ -2,10 +2,12 @@
 // The ticket service's options and counters (see service.hpp), apart so that its roles can name
 // them without the service itself.
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 
 #include "mesh/scheduler.hpp"
 #include "ticket/courier.hpp"
@@ -39,16 +41,38 @@ struct TicketServiceOptions {
     CourierOptions courier;
 };
 
-struct TicketCounters {
+// Every ticket type there can be: counters kept per type are arrays indexed by the type, so that
+// counting costs no lookup.
+inline constexpr std::size_t ticket_types_count =
+    std::size_t{std::numeric_limits<TicketType>::max()} + 1;
+
+// The tickets owned here of one type: how many started, and how they ended.
+struct TicketTypeCounters {
     std::uint64_t started = 0;
     std::uint64_t completed = 0;
     std::uint64_t timed_out = 0;
     std::uint64_t canceled = 0;
+};
+
+struct TicketCounters {
+    std::array<TicketTypeCounters, ticket_types_count> by_type{};
     std::uint64_t searches = 0;
     std::uint64_t joins_accepted = 0;
     std::uint64_t joins_refused = 0;
     std::uint64_t pushes_delivered = 0;
     std::uint64_t pushes_dropped = 0;  // for tickets the user no longer has
+
+    // All types together.
+    [[nodiscard]] TicketTypeCounters total() const {
+        TicketTypeCounters sum;
+        for (const TicketTypeCounters& type : by_type) {
+            sum.started += type.started;
+            sum.completed += type.completed;
+            sum.timed_out += type.timed_out;
+            sum.canceled += type.canceled;
+        }
+        return sum;
+    }
 };
 
 }  // namespace matchmesh::ticket

@@ -120,6 +120,18 @@ std::size_t TicketService::ticket_count(TicketPhase phase) const {
                       [phase](const auto& entry) { return entry.second.phase == phase; }));
 }
 
+TicketService::PhaseCounts TicketService::ticket_counts() const {
+    static_assert(static_cast<int>(TicketPhase::searching) == 0 &&
+                  static_cast<int>(TicketPhase::waiting) == 1);
+    PhaseCounts counts{};
+    for (const auto& [id, ticket] : tickets_.all()) {
+        if (ticket.phase != TicketPhase::matched) {
+            ++counts[ticket.type][static_cast<std::size_t>(ticket.phase)];
+        }
+    }
+    return counts;
+}
+
 void TicketService::end_superseded(const UserId& user) {
     disconnect_user(user);
     if (options_.on_superseded) {

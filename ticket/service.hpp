@@ -16,6 +16,7 @@
 // roles share (Context), checks each operation's arguments, ends what a session had in progress,
 // and routes the other nodes' messages to the roles.
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -146,6 +147,9 @@ public:
     [[nodiscard]] const TicketCounters& counters() const { return counters_; }
     [[nodiscard]] std::size_t ticket_count() const { return tickets_.size(); }
     [[nodiscard]] std::size_t ticket_count(TicketPhase phase) const;
+    // The tickets in progress here, by type and phase (searching, waiting), in one pass.
+    using PhaseCounts = std::array<std::array<std::size_t, 2>, ticket_types_count>;
+    [[nodiscard]] PhaseCounts ticket_counts() const;
     [[nodiscard]] std::size_t user_count() const { return users().size(); }
     [[nodiscard]] std::size_t room_count() const { return rooms_.size(); }
     [[nodiscard]] std::size_t participation_count() const { return home_.participations().size(); }

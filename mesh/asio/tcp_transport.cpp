@@ -265,8 +265,7 @@ void TcpTransport::close(const ConnectionPtr& connection, std::string_view reaso
 }
 
 void TcpTransport::reject_frame(const ConnectionPtr& connection, const FrameError& error) {
-    ++counters_.frames_rejected;
-    ++counters_.rejected_by_reason[std::string(to_string(error.code))];
+    ++counters_.frames_rejected[static_cast<std::size_t>(error.code)];
     close(connection, fmt::format("{}: {}", to_string(error.code), error.message), true);
 }
 

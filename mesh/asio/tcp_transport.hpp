@@ -12,10 +12,10 @@
 // Owned by the node; lives on the node's io_context thread. stop() closes everything; the
 // io_context must then run until the coroutines finish before the transport is destroyed.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <expected>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,11 +63,11 @@ struct TcpCounters {
     std::uint64_t connections_accepted = 0;
     std::uint64_t connections_refused = 0;  // over a connection limit
     std::uint64_t handshakes_failed = 0;
-    std::uint64_t frames_rejected = 0;
     std::uint64_t frames_in = 0;   // read from peers, handshakes included
     std::uint64_t frames_out = 0;  // queued for peers (the handshake's own frames aside)
-    std::uint64_t queue_full = 0;
-    std::map<std::string, std::uint64_t> rejected_by_reason;
+    std::uint64_t queue_full = 0;  // frames not queued: the connection's outbox was full
+    // Frames that closed their connection, by what was wrong with them (indexed by FrameErrc).
+    std::array<std::uint64_t, frame_errc_count> frames_rejected{};
 };
 
 class TcpTransport final : public Transport {

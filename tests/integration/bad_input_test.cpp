@@ -10,6 +10,7 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <fmt/format.h>
 
 #include "mesh/control.hpp"
 #include "mesh/envelope.capnp.h"
@@ -129,6 +130,17 @@ TEST_CASE_FIXTURE(OneNode,
     cut.send(truncated);
     cut.close();  // truncated, then gone
     CHECK(serves(node));
+    // Each is counted under its reason, a word from a fixed set.
+    const auto rejected = [](const char* reason) {
+        return fmt::format(R"(matchmesh_frames_rejected_total{{port="mesh",reason="{}"}})", reason);
+    };
+    CHECK(metric_becomes(node, rejected("malformed"), 3));  // the truncated one too
+    CHECK(metric_becomes(node, rejected("empty"), 1));
+    CHECK(metric_becomes(node, rejected("too_large"), 2));
+    CHECK(metric_becomes(node, rejected("bad_version"), 3));
+    CHECK(metric_becomes(node, rejected("misaligned"), 1));
+    CHECK(metric_becomes(node, R"(matchmesh_frames_rejected_total{port="client",reason="empty"})",
+                         0));
 }
 
 TEST_CASE_FIXTURE(OneNode, "integration/bad-input: nothing is accepted before the handshake") {
@@ -157,6 +169,9 @@ TEST_CASE_FIXTURE(OneNode, "integration/bad-input: nothing is accepted before th
     CHECK(replay.closed_by_peer(3s));
     CHECK(logged(node, "wrong secret from 'replayer'"));
     CHECK(serves(node));
+    // A frame too early, silence, the wrong cluster, a replayed hello.
+    CHECK(metric_becomes(node, R"(matchmesh_handshakes_failed_total{port="mesh"})", 4));
+    CHECK(metric_becomes(node, R"(matchmesh_handshakes_failed_total{port="client"})", 0));
 }
 
 TEST_CASE_FIXTURE(OneNode,
@@ -243,6 +258,13 @@ TEST_CASE_FIXTURE(OneNode,
     auto bad_ttl = client->call(AddCommand{"RankMatch", "u", "", {{"rank", 1}}, {}, 0s});
     CHECK(std::get<ReplyError>(bad_ttl->body).message == "TTL must be 1..60 s, got 0 s");
     CHECK(serves(node));
+    // Counted by reason (the store's refusals are answers, not bad requests).
+    CHECK(metric_becomes(node, R"(matchmesh_client_connections_closed_total{reason="bad_frame"})",
+                         5));
+    CHECK(metric_becomes(node, R"(matchmesh_frames_rejected_total{port="client",reason="too_large"})",
+                         2));
+    CHECK(metric_becomes(
+        node, R"(matchmesh_frames_rejected_total{port="client",reason="bad_request"})", 2));
 }
 
 TEST_CASE_FIXTURE(OneNode, "integration/bad-input: connections over the client limit are refused") {
@@ -262,6 +284,7 @@ TEST_CASE_FIXTURE(OneNode, "integration/bad-input: connections over the client l
     CHECK(std::get<ReplyError>(refusal->body).retry_after_ms >= 125);  // with a hint, as overloaded
     CHECK(extra.closed_by_peer(3s));
     CHECK(logged(node, "client: refused a connection: 6 connections already open"));
+    CHECK(metric_becomes(node, R"(matchmesh_client_connections_closed_total{reason="limit"})", 1));
     held.pop_back();
     CHECK(eventually([&] { return serves(node); }, 2s));
 }
@@ -314,6 +337,8 @@ TEST_CASE_FIXTURE(OneNode,
     RawConnection silent(node.client_address());
     CHECK(silent.closed_by_peer(3s));
     CHECK(logged(node, "no hello within 300 ms"));
+    CHECK(metric_becomes(
+        node, R"(matchmesh_client_connections_closed_total{reason="hello_timeout"})", 1));
     // One that said hello stays, however quiet.
     auto client = BlockingClient::connect(node.client_address());
     REQUIRE(client.has_value());

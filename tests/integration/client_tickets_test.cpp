@@ -186,12 +186,16 @@ TEST_CASE_FIXTURE(ThreeNodes,
     const std::string& admin_b = cluster.node(1).admin_address();
     CHECK(eventually(
         [&] {
-            return node::read_metric(admin_a, R"(matchmesh_tickets_total{event="completed"})") == 1;
+            return node::read_metric(
+                       admin_a,
+                       R"(matchmesh_tickets_ended_total{outcome="completed",ticket_type="1"})") ==
+                   1;
         },
         push_wait));
     CHECK(eventually(
         [&] {
-            return node::read_metric(admin_b, R"(matchmesh_tickets_total{event="started"})") == 1;
+            return node::read_metric(admin_b,
+                                     R"(matchmesh_tickets_started_total{ticket_type="1"})") == 1;
         },
         push_wait));
     for (const std::string& admin : {admin_a, admin_b}) {
@@ -615,12 +619,21 @@ TEST_CASE(
     CHECK(category(start_ticket(cat, duel, 4000)) == "overloaded");
     // Bad input is still named as such, whatever the load.
     CHECK(category(start_ticket(cat, 9, 1000)) == "unknown_ticket_type");
+    const std::string& admin = one.cluster.node(0).admin_address();
     CHECK(eventually(
         [&] {
-            return node::read_metric(one.cluster.node(0).admin_address(),
-                                     "matchmesh_tickets_refused_overloaded_total") == 2;
+            return node::read_metric(
+                       admin,
+                       R"(matchmesh_tickets_refused_total{reason="overloaded",ticket_type="1"})") ==
+                   2;
         },
         push_wait));
+    CHECK(node::read_metric(
+              admin, R"(matchmesh_tickets_refused_total{reason="unknown_type",ticket_type="9"})") ==
+          1);
+    CHECK(node::read_metric(admin, R"(matchmesh_tickets{phase="searching",ticket_type="3"})") +
+              node::read_metric(admin, R"(matchmesh_tickets{phase="waiting",ticket_type="3"})") ==
+          1);
     REQUIRE(describe(ticket_command(alice, TicketAction::cancel, duel)) == "ok");
     expect_push(alice, PushKind::cancel, push_wait);
     CHECK(describe(start_ticket(cat, duel, 4000)) == "ok");
@@ -750,6 +763,8 @@ TEST_CASE(
     CHECK(answered >= 5);
     CHECK(answered <= 8);  // 5 at once, plus what refills while the burst runs
     CHECK(answered + limited == 20);
+    CHECK(metric_becomes(one.cluster.node(0), "matchmesh_client_commands_rate_limited_total",
+                         limited));
     CHECK(room_members(bob, trio).empty());  // bob's own budget: answered (bob has no room)
     CHECK(category(ticket_command(bob, TicketAction::members, trio)) == "ticket_not_found");
 
@@ -823,6 +838,8 @@ TEST_CASE(
     }
     MESSAGE("wide searches answered ", answered, ", rate limited ", limited);
     CHECK(answered + limited == 20);
+    CHECK(metric_becomes(one.cluster.node(0), "matchmesh_client_commands_rate_limited_total",
+                         limited));
     CHECK(limited >= 5);
     check_no_errors_logged(one.cluster, 1);
 }

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "node/metrics.hpp"
+
 extern char** environ;
 
 namespace integration {
@@ -209,6 +211,20 @@ std::string NodeProcess::stdout_text() const {
 
 std::string NodeProcess::log_text() const {
     return read_file(log_path_);
+}
+
+bool metric_becomes(const NodeProcess& node, const std::string& sample, double value) {
+    double last = -1;
+    const bool reached = eventually(
+        [&] {
+            last = matchmesh::node::read_metric(node.admin_address(), sample);
+            return last == value;
+        },
+        std::chrono::seconds(3));
+    if (!reached) {
+        MESSAGE(sample, " is ", last, ", not ", value);
+    }
+    return reached;
 }
 
 }  // namespace integration

@@ -88,6 +88,10 @@ bool eventually(Condition&& condition, std::chrono::milliseconds timeout) {
     return condition();
 }
 
+// Whether the node's metrics show `sample` (a name with its labels) at `value` within three
+// seconds: they follow the node's counters once a second. If not, the test's log says what it was.
+bool metric_becomes(const NodeProcess& node, const std::string& sample, double value);
+
 // Whether the node's log shows `text` within two seconds.
 inline bool logged(const NodeProcess& node, const std::string& text) {
     return eventually([&] { return node.log_text().find(text) != std::string::npos; },

@@ -64,7 +64,7 @@ private:
 };
 
 void start_one(MetricsSnapshot& totals) {
-    ++totals.tickets_started;
+    ++totals.tickets.by_type[1].started;
 }
 
 }  // namespace
@@ -111,8 +111,8 @@ TEST_CASE("node/activity-summary: info when activity starts, once a minute while
         "summary: busy over 60 s: tickets started 60 completed 0"));
 
     run.seconds(30, [](MetricsSnapshot& totals) {
-        ++totals.tickets_started;
-        ++totals.tickets_completed;
+        ++totals.tickets.by_type[1].started;
+        ++totals.tickets.by_type[1].completed;
     });
     CHECK(run.take_info().empty());
     run.idle_seconds(9);  // not yet settled
@@ -132,15 +132,15 @@ TEST_CASE("node/activity-summary: live tickets keep a node busy, and short pause
     // A waiting ticket is activity without any counter moving; gaps under 10 s are not an end.
     SummaryRun run;
     run.seconds(1, [](MetricsSnapshot& totals) {
-        totals.tickets_started = 1;
-        totals.tickets_waiting = 1;
+        totals.tickets.by_type[1].started = 1;
+        totals.phases[1][1] = 1;
     });
     CHECK(run.take_info().size() == 1);
     run.idle_seconds(20);  // the ticket waits: busy, but nothing new to say before the minute
     CHECK(run.take_info().empty());
     run.seconds(1, [](MetricsSnapshot& totals) {
-        totals.tickets_waiting = 0;
-        totals.tickets_completed = 1;
+        totals.phases[1][1] = 0;
+        totals.tickets.by_type[1].completed = 1;
     });
     for (int pause = 0; pause < 3; ++pause) {  // a trickle: 9 idle seconds between tickets
         run.idle_seconds(9);
@@ -156,7 +156,7 @@ TEST_CASE("node/activity-summary: refusals write one warning 'overloaded', then 
     CHECK(run.take_info().size() == 1);
     // Refusals on and off, as the admission ramp refuses a share: one warning, not one each.
     for (int i = 0; i < 4; ++i) {
-        run.seconds(1, [](MetricsSnapshot& totals) { totals.tickets_refused_overloaded += 5; });
+        run.seconds(1, [](MetricsSnapshot& totals) { totals.refused[1][static_cast<std::size_t>(StartRefusal::overloaded)] += 5; });
         run.seconds(2, start_one);
     }
     auto info = run.take_info();

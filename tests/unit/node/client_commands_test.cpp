@@ -62,6 +62,17 @@ StartTicketCommand duel(int rating) {
 
 }  // namespace
 
+TEST_CASE("node/client-commands: every start refusal has its own short label") {
+    // The labels of matchmesh_tickets_refused_total: a fixed set of snake_case words.
+    std::set<std::string> labels;
+    for (std::size_t i = 0; i < start_refusals_count; ++i) {
+        const std::string label(label_of(static_cast<StartRefusal>(i)));
+        CHECK(label.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos);
+        CHECK(labels.insert(label).second);
+    }
+    CHECK(label_of(StartRefusal::overloaded) == "overloaded");
+}
+
 TEST_CASE("node/client-commands: every refusal category has one stable wire name") {
     std::set<std::string> names;
     for (auto code = static_cast<int>(ClientErrc::invalid_argument);
@@ -100,6 +111,18 @@ TEST_CASE("node/client-commands: a player's session, in virtual time") {
         CHECK(cluster.services(0).tickets().ticket_count() == 0);
         CHECK(category(cluster.call(session, TicketCommand{TicketAction::cancel, 1})) ==
               "ticket_not_found");
+        // Counted by type and reason, for the metrics.
+        const StartRefusals& refused = cluster.commands(0).refusals();
+        CHECK(refused[9][static_cast<std::size_t>(StartRefusal::unknown_type)] == 1);
+        CHECK(refused[1][static_cast<std::size_t>(StartRefusal::invalid)] == 1);
+        CHECK(refused[1][static_cast<std::size_t>(StartRefusal::unknown_type)] == 0);
+    }
+    SUBCASE("a start the ticket service refuses is counted under its reason") {
+        REQUIRE(category(cluster.call(session, HelloCommand{UserId("ann"), "", {}})).empty());
+        REQUIRE(category(cluster.call(session, duel(1500))).empty());
+        CHECK(category(cluster.call(session, duel(1500))) == "already_has_ticket");
+        CHECK(cluster.commands(0).refusals()[1][static_cast<std::size_t>(
+                  StartRefusal::duplicate)] == 1);
     }
     SUBCASE("two players on two nodes are matched, and each hears its 220") {
         auto other = cluster.connect(1);
@@ -130,6 +153,8 @@ TEST_CASE("node/client-commands: a player's session, in virtual time") {
         REQUIRE(category(cluster.call(session, HelloCommand{UserId("ann"), "", {}})).empty());
         cluster.commands(0).drain();
         CHECK(category(cluster.call(session, duel(1500))) == "draining");
+        CHECK(cluster.commands(0).refusals()[1][static_cast<std::size_t>(
+                  StartRefusal::draining)] == 1);
         CHECK(category(cluster.call(cluster.connect(0), HelloCommand{UserId("bob"), "", {}})) ==
               "draining");
     }
