@@ -15,8 +15,9 @@ for arg in "$@"; do
     case "$arg" in
         --with-demo) packages+=(gnuplot-nox) ;;
         --with-bench) packages+=(gnuplot-nox redis-server valgrind python3) ;;
-        # The fault tests: network namespaces, the nodes' metrics, the load generator's report.
-        --with-tests) packages+=(iproute2 curl python3) tools+=(promtool) ;;
+        # The fault tests: network namespaces, the nodes' metrics, the load generator's report;
+        # the deployment checks read the manifest and the alert rules (python3-yaml).
+        --with-tests) packages+=(iproute2 curl python3 python3-yaml) tools+=(promtool) ;;
         # libFuzzer and its sanitizers come with Clang's runtime (scripts/fuzz.sh).
         --with-fuzz) packages+=(clang-16 libclang-rt-16-dev) ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
