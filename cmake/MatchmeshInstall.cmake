@@ -61,6 +61,9 @@ endforeach()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/node/include/matchmesh"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
     FILES_MATCHING PATTERN "*.hpp")
+# <matchmesh/version.hpp>: the version and commit the library was built from.
+install(FILES "${MATCHMESH_VERSION_DIR}/matchmesh/version.hpp"
+    DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/matchmesh")
 # Headers generated from the modules' Cap'n Proto schemas (matching/wire.hpp includes one).
 install(DIRECTORY "${MATCHMESH_GENERATED_DIR}/"
     DESTINATION "${matchmesh_include_root}"

@@ -10,19 +10,21 @@
 //   eva (EU 1000) , fay (EU 1180)  fay finds eva, but eva's allow_match_if refuses her
 // The program exits 0 only if exactly that happened.
 //
-// Usage: region_match [config.json]   (without a file, the config below; it needs the "Duel"
-// profile and a ticketDurationMinSeconds of at most 3)
+// Usage: region_match [config.json | --version]   (without a file, the config below; it needs
+// the "Duel" profile and a ticketDurationMinSeconds of at most 3)
 
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <matchmesh/matchmesh.hpp>
+#include <matchmesh/version.hpp>
 
 namespace {
 
@@ -146,6 +148,10 @@ bool report(const std::map<std::string, std::uint16_t>& result_codes,
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string_view(argv[1]) == "--version") {
+        std::printf("%s\n", matchmesh::version_line("region_match").c_str());
+        return 0;
+    }
     const std::string source = argc > 1 ? argv[1] : "<built-in config>";
     auto config =
         argc > 1 ? config::load_file(argv[1]) : config::load_string(built_in_config, source);
