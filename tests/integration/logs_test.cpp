@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <csignal>
 #include <functional>
-#include <regex>
 #include <sstream>
 
 #include "process_cluster.hpp"
+#include "support/log_lines.hpp"
 
 using namespace integration;
 using namespace matchmesh;
@@ -53,7 +53,6 @@ nlohmann::json field(const nlohmann::json& line, const char* key) {
 
 // Checks that every line of `text` is a JSON object with the fields every line carries.
 void check_every_line_is_json(const std::string& text, const std::string& node_id) {
-    const std::regex utc_millis(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)");
     const auto lines = lines_of(text);
     CHECK_FALSE(lines.empty());
     for (const auto& line : lines) {
@@ -61,7 +60,7 @@ void check_every_line_is_json(const std::string& text, const std::string& node_i
         const auto object = nlohmann::json::parse(line, nullptr, false);
         REQUIRE(object.is_object());
         REQUIRE(object.contains("ts"));
-        CHECK(std::regex_match(object["ts"].get<std::string>(), utc_millis));
+        CHECK(test_support::is_utc_millis(object["ts"].get<std::string>()));
         CHECK(field(object, "level").is_string());
         CHECK(field(object, "node") == node_id);
         CHECK(field(object, "msg").is_string());
@@ -149,12 +148,16 @@ TEST_CASE("integration/logs: node.logFormat sets the format and --log-format ove
     auto from_config = NodeProcess::start(folder, "from-config", config);
     CHECK(from_config.stdout_text().starts_with(R"({"ts":")"));
     auto overridden = NodeProcess::start(folder, "overridden", config, {"--log-format", "text"});
-    const std::regex text_line(R"(\S+Z (debug|info|warning) \[overridden\] .*)");
+    const auto is_text_line = [](std::string_view line) {
+        const auto parts = test_support::text_line(line);
+        return parts && test_support::is_utc_millis(parts->ts) && parts->node == "overridden" &&
+               (parts->level == "debug" || parts->level == "info" || parts->level == "warning");
+    };
     CAPTURE(overridden.stdout_text());
-    CHECK(std::regex_match(lines_of(overridden.stdout_text()).at(0), text_line));
+    CHECK(is_text_line(lines_of(overridden.stdout_text()).at(0)));
     for (const auto& line : lines_of(overridden.log_text())) {
         CAPTURE(line);
-        CHECK(std::regex_match(line, text_line));
+        CHECK(is_text_line(line));
     }
 }
 

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "node/log_format.hpp"
+#include "support/log_lines.hpp"
 
 namespace matchmesh::node {
 namespace {
@@ -52,8 +52,6 @@ struct CapturedLog {
     spdlog::logger log;
 };
 
-const std::regex utc_millis(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)");
-
 }  // namespace
 
 TEST_CASE("node/log-format: the timestamp is UTC to the millisecond with its offset") {
@@ -90,7 +88,7 @@ TEST_CASE("node/log-format: json lines parse, carry ts, level, node and msg, and
         CAPTURE(lines[i]);
         const auto& object = objects[i];
         REQUIRE(object.contains("ts"));
-        CHECK(std::regex_match(object["ts"].get<std::string>(), utc_millis));
+        CHECK(test_support::is_utc_millis(object["ts"].get<std::string>()));
         CHECK(object["node"] == "node-1");
         CHECK(object.contains("msg"));
         CHECK_FALSE(object.contains("event"));
@@ -153,10 +151,12 @@ TEST_CASE("node/log-format: text lines read 'ts level [node] msg' in UTC, events
               "node: signal {} received: draining", 15);
     const auto lines = captured.lines();
     REQUIRE(lines.size() == 2);
-    const std::regex shape(R"((\S+) error \[node-1\] it broke)");
-    std::smatch match;
-    REQUIRE(std::regex_match(lines[0], match, shape));
-    CHECK(std::regex_match(match[1].str(), utc_millis));
+    const auto first = test_support::text_line(lines[0]);
+    REQUIRE(first.has_value());
+    CHECK(test_support::is_utc_millis(first->ts));
+    CHECK(first->level == "error");
+    CHECK(first->node == "node-1");
+    CHECK(first->msg == "it broke");
     CHECK(lines[1].ends_with(" info [node-1] node: signal 15 received: draining"));
 }
 
