@@ -76,3 +76,20 @@ if(MATCHMESH_BUILD_BENCHMARKS)
             "configure with -DMATCHMESH_BUILD_BENCHMARKS=OFF.")
     endif()
 endif()
+
+# The node binary's allocator. Past its capacity a node allocates and frees at a high rate, and
+# glibc's malloc grows slower the longer a node runs through overloads (fragmented free lists);
+# jemalloc keeps the cost flat. Measured on 3 nodes sharing one core at twice their capacity:
+# 0.34 CPU-s per 1,000 matches against glibc's 0.38-0.43, and 2,900-3,000 matches/s against
+# 2,400-2,750. Only the programs link it (a library leaves the allocator to its embedder), and
+# not the sanitized builds, whose runtimes bring their own.
+option(MATCHMESH_JEMALLOC "Link the node binary with jemalloc" ON)
+if(MATCHMESH_JEMALLOC AND NOT MATCHMESH_SANITIZE AND NOT MATCHMESH_FUZZ)
+    find_library(MATCHMESH_JEMALLOC_LIBRARY NAMES jemalloc)
+    matchmesh_require(MATCHMESH_JEMALLOC_LIBRARY libjemalloc-dev)
+    add_library(matchmesh_allocator INTERFACE)
+    target_link_libraries(matchmesh_allocator INTERFACE ${MATCHMESH_JEMALLOC_LIBRARY})
+else()
+    add_library(matchmesh_allocator INTERFACE)
+endif()
+add_library(matchmesh::allocator ALIAS matchmesh_allocator)

@@ -9,6 +9,7 @@ packages=(
     build-essential cmake pkg-config
     libasio-dev capnproto libcapnp-dev libxxhash-dev libspdlog-dev doctest-dev
     nlohmann-json3-dev libcli11-dev libssl-dev prometheus-cpp-dev libcivetweb-dev libhiredis-dev
+    libjemalloc-dev
 )
 tools=()
 for arg in "$@"; do
