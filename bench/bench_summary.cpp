@@ -474,7 +474,8 @@ int main(int argc, char** argv) {
     add_teams(dir, criteria, summary);
     summary["criteria"] = {{"p99_limit_ms", criteria.p99_limit_ms},
                            {"fill_gap_points", criteria.fill_gap_points},
-                           {"offered_share_min", criteria.offered_share_min}};
+                           {"offered_share_min", criteria.offered_share_min},
+                           {"goodput_share_min", criteria.goodput_share_min}};
     summary["placement"] = placement;
     std::ofstream(dir / "summary.json") << summary.dump(2) << "\n";
     write_charts(dir, systems, cdf_rate);
