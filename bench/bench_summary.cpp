@@ -337,7 +337,8 @@ std::string markdown(const json& summary) {
     table += fmt::format("\nrate ratio (matchmesh / redis): {}\n",
                          summary.value("rate_ratio", json()).dump());
     for (const std::string key :
-         {"instructions_per_match", "bytes_per_waiting_ticket", "pool_growth_exponent"}) {
+         {"instructions_per_match", "allocations_per_match", "bytes_per_waiting_ticket",
+          "pool_growth_exponent"}) {
         if (summary.contains(key)) {
             table += fmt::format("{}: {}\n", key, summary[key].dump());
         }
@@ -389,6 +390,9 @@ std::map<std::string, std::vector<Point>> read_runs(const fs::path& dir) {
 void add_simulation(const fs::path& dir, json& summary) {
     if (const json matches = read_json(dir / "sim-matches.json"); matches.is_object()) {
         summary["sim_matches"] = matches;
+        if (matches.contains("allocations_per_match")) {
+            summary["allocations_per_match"] = matches["allocations_per_match"];
+        }
         std::ifstream instructions(dir / "instructions.txt");
         double total = 0;
         if (instructions >> total && matches.value("matches", 0.0) > 0) {

@@ -11,7 +11,8 @@
 //       completed ("matches"); the measured part is the function run_matches, so that
 //         valgrind --tool=callgrind --toggle-collect='*run_matches*' matchmesh-bench-sim matches
 //       counts only it, and instructions per match = callgrind's Ir / "matches". (Without the
-//       toggle, the setup — config, trace, convergence — adds about 3% to the count.)
+//       toggle, the setup — config, trace, convergence — adds about 3% to the count.) Also
+//       counts the heap allocations run_matches makes, per match (bench/allocation_count.hpp).
 //   matchmesh-bench-sim memory --waiting 100000
 //       N tickets waiting at once (room open, item on every replica); heap bytes in use per
 //       waiting ticket, across the three nodes (mallinfo2), the user's session included. The
@@ -52,6 +53,7 @@
 #include <matchmesh/version.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/allocation_count.hpp"
 #include "bench/sim_scale.hpp"
 #include "bench/simulated_cluster.hpp"
 #include "bench/trace.hpp"
@@ -119,7 +121,9 @@ json matches_mode(std::uint64_t seed) {
     SimulatedCluster cluster(load_duel_config(), seed, ticket::TicketServiceOptions{}.tickets_max);
 
     const double cpu_before = cpu_seconds();
+    const std::optional<std::uint64_t> allocations_before = allocations();
     const MatchesFigures figures = run_matches(cluster, arrivals);
+    const std::optional<std::uint64_t> allocations_after = allocations();
     const double cpu = cpu_seconds() - cpu_before;
 
     const double fill_rate =
@@ -129,6 +133,11 @@ json matches_mode(std::uint64_t seed) {
                "out, {} canceled), {:.1f} s virtual, {:.2f} s CPU in run_matches\n",
                arrivals.size(), figures.matches, 100 * fill_rate, figures.tally.success,
                figures.tally.timeout, figures.tally.cancel, figures.virtual_seconds, cpu);
+    json allocations_per_match;  // null where this build does not count them
+    if (allocations_before && allocations_after && figures.matches > 0) {
+        allocations_per_match = static_cast<double>(*allocations_after - *allocations_before) /
+                                static_cast<double>(figures.matches);
+    }
     return json{{"mode", "matches"},
                 {"seed", seed},
                 {"tickets", arrivals.size()},
@@ -140,6 +149,7 @@ json matches_mode(std::uint64_t seed) {
                 {"virtual_seconds", figures.virtual_seconds},
                 {"cpu_seconds_run_matches", cpu},
                 {"cpu_us_per_match", figures.matches == 0 ? 0.0 : cpu * 1e6 / figures.matches},
+                {"allocations_per_match", allocations_per_match},
                 {"event_log_hash", cluster.world().event_log_hash()}};
 }
 
