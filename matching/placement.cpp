@@ -30,6 +30,7 @@ Placement::Placement(std::string target_node_type, ReplicaRule rule)
 }
 
 void Placement::update(std::span<const mesh::MemberInfo> live_members) {
+    known_.clear();
     candidates_.clear();
     id_hashes_.clear();
     for (const mesh::MemberInfo& member : live_members) {
@@ -52,21 +53,28 @@ void Placement::replicas(std::uint64_t key_hash, std::vector<NodeId>& out) const
     if (candidates_.empty()) {
         return;
     }
+    if (auto known = known_.find(key_hash); known != known_.end()) {
+        out = known->second;
+        return;
+    }
     // Ties (which a 64-bit hash all but never has) go to the lower ID.
-    std::vector<std::pair<std::uint64_t, std::size_t>> weights;
-    weights.reserve(candidates_.size());
+    weights_.clear();
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
-        weights.emplace_back(rendezvous_weight(key_hash, id_hashes_[i]), i);
+        weights_.emplace_back(rendezvous_weight(key_hash, id_hashes_[i]), i);
     }
     const auto heavier = [](const auto& a, const auto& b) {
         return a.first != b.first ? a.first > b.first : a.second < b.second;
     };
     const std::size_t count = replica_count();
-    std::partial_sort(weights.begin(), weights.begin() + static_cast<std::ptrdiff_t>(count),
-                      weights.end(), heavier);
+    std::partial_sort(weights_.begin(), weights_.begin() + static_cast<std::ptrdiff_t>(count),
+                      weights_.end(), heavier);
     for (std::size_t i = 0; i < count; ++i) {
-        out.push_back(candidates_[weights[i].second]);
+        out.push_back(candidates_[weights_[i].second]);
     }
+    if (known_.size() >= known_max) {
+        known_.clear();
+    }
+    known_.emplace(key_hash, out);
 }
 
 }  // namespace matchmesh::matching

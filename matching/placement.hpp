@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mesh/network.hpp"
@@ -37,7 +38,8 @@ public:
     // Recomputes the candidates from a membership (call after each membership change).
     void update(std::span<const mesh::MemberInfo> live_members);
 
-    // The key's replicas, best first; at most replica_count() of them.
+    // The key's replicas, best first; at most replica_count() of them. Ranking the candidates
+    // costs a hash each and a list, so each key's answer is kept until the membership changes.
     void replicas(std::uint64_t key_hash, std::vector<NodeId>& out) const;
 
     [[nodiscard]] std::size_t replica_count() const;
@@ -49,6 +51,9 @@ private:
     ReplicaRule rule_;
     std::vector<NodeId> candidates_;        // sorted by ID
     std::vector<std::uint64_t> id_hashes_;  // member_hash of each candidate
+    static constexpr std::size_t known_max = 1 << 16;  // keys kept; past it, the list starts over
+    mutable std::unordered_map<std::uint64_t, std::vector<NodeId>> known_;
+    mutable std::vector<std::pair<std::uint64_t, std::size_t>> weights_;  // scratch
 };
 
 }  // namespace matchmesh::matching

@@ -335,6 +335,7 @@ Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> pro
         std::array<std::vector<std::int64_t>, profile_properties_max> lists;
         std::size_t combinations = 1;
         for (std::size_t i = 0; i < profile.properties.size(); ++i) {
+            lists[i].reserve(values[i].size());
             for (std::int64_t value : values[i]) {
                 const std::int64_t bucket = bucket_of(value, profile.properties[i].width);
                 if (std::find(lists[i].begin(), lists[i].end(), bucket) == lists[i].end()) {

@@ -259,7 +259,11 @@ void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
     // IDs, so each node returns up to twice the limit to keep the merged result exact.
     job->node_limit = profile_count > 1 ? 2 * limit : limit;
     job->done = std::move(done);
+    const std::size_t key_count = keys_.keys().size();
+    job->keys.reserve(key_count);
+    job->replicas.reserve(key_count);
     std::vector<std::size_t> all;
+    all.reserve(key_count);
     for (const SearchKey& key : keys_.keys()) {
         job->keys.push_back(key.text);
         job->replicas.emplace_back();
@@ -275,16 +279,28 @@ void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
 
 void MatchingService::dispatch(const std::shared_ptr<SearchJob>& job,
                                std::vector<std::size_t> key_indexes) {
-    std::map<NodeId, std::vector<std::size_t>> groups;
+    // A search covers a handful of keys on fewer nodes: a short list beats a map.
+    std::vector<std::pair<NodeId, std::vector<std::size_t>>> groups;
+    groups.reserve(key_indexes.size());
     for (std::size_t index : key_indexes) {
         if (job->next_replica[index] >= job->replicas[index].size()) {
             ++job->unanswered;
             continue;
         }
-        groups[job->replicas[index][job->next_replica[index]++]].push_back(index);
+        const NodeId& node = job->replicas[index][job->next_replica[index]++];
+        auto group = std::find_if(groups.begin(), groups.end(),
+                                  [&](const auto& entry) { return entry.first == node; });
+        if (group == groups.end()) {
+            group = groups.emplace(groups.end(), node, std::vector<std::size_t>());
+            group->second.reserve(key_indexes.size());
+        }
+        group->second.push_back(index);
     }
+    std::sort(groups.begin(), groups.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [node, indexes] : groups) {
         std::vector<std::string> keys;
+        keys.reserve(indexes.size());
         for (std::size_t index : indexes) {
             keys.push_back(job->keys[index]);
         }

@@ -152,7 +152,7 @@ mesh::Payload encode_search(std::span<const std::string> keys, std::size_t limit
 }
 
 mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now) {
-    capnp::MallocMessageBuilder message(static_cast<unsigned>(16 + 16 * items.size()));
+    mesh::LocalMessageBuilder message;
     auto list =
         message.initRoot<wire::SearchResponse>().initItems(static_cast<unsigned>(items.size()));
     auto text = [](std::string_view view) { return capnp::Text::Reader(view.data(), view.size()); };

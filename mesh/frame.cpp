@@ -82,7 +82,16 @@ std::string_view label_of(FrameErrc code) {
 }
 
 Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> payload) {
-    capnp::MallocMessageBuilder message(static_cast<unsigned>(payload.size() + 16));
+    // The envelope is built in a reused, zeroed first segment (the payload is copied into it),
+    // so a frame costs one allocation: its own. A large one gets a segment of its own.
+    constexpr std::size_t scratch_words_max = 4096;
+    const std::size_t words = payload.size() + 16;
+    thread_local std::vector<std::uint64_t> scratch;
+    std::vector<std::uint64_t> large;
+    std::vector<std::uint64_t>& segment = words <= scratch_words_max ? scratch : large;
+    segment.assign(words, 0);
+    capnp::MallocMessageBuilder message(
+        kj::arrayPtr(reinterpret_cast<capnp::word*>(segment.data()), words));
     auto envelope = message.initRoot<wire::Envelope>();
     envelope.setService(fields.service);
     envelope.setMethod(fields.method);

@@ -92,13 +92,29 @@ struct FrameFields {
                                                                const FrameLimits& limits);
 
 // Words in a builder's first segment: enough for most messages (a larger one grows a second
-// segment), and small enough that allocating it zeroed stays cheap.
+// segment on the heap).
 inline constexpr unsigned first_segment_words = 64;
 
-// Builds a one-message payload with the given root type filled by `fill`.
+namespace detail {
+struct ZeroedSegment {
+    std::array<std::uint64_t, first_segment_words> words{};
+};
+}  // namespace detail
+
+// A message builder whose first segment is its own, zeroed member (on the stack where the
+// builder is): a message that fits costs no allocation until it is encoded.
+class LocalMessageBuilder : private detail::ZeroedSegment, public capnp::MallocMessageBuilder {
+public:
+    LocalMessageBuilder()
+        : capnp::MallocMessageBuilder(
+              kj::arrayPtr(reinterpret_cast<capnp::word*>(words.data()), words.size())) {}
+};
+
+// Builds a one-message payload with the given root type filled by `fill`: one allocation, the
+// payload's, for a message that fits the first segment.
 template <typename Root, typename Fill>
 [[nodiscard]] Payload make_payload(Fill&& fill) {
-    capnp::MallocMessageBuilder message(first_segment_words);
+    LocalMessageBuilder message;
     fill(message.initRoot<Root>());
     return Payload::encode(message);
 }

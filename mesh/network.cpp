@@ -4,6 +4,8 @@
 
 #include <capnp/serialize.h>
 
+#include "mesh/base/assert.hpp"
+
 namespace matchmesh::mesh {
 
 std::string_view to_string(MeshErrc code) {
@@ -21,16 +23,22 @@ std::string_view to_string(MeshErrc code) {
 
 Payload Payload::encode(capnp::MessageBuilder& message) {
     Payload payload;
-    payload.words_ =
-        std::make_shared<const kj::Array<capnp::word>>(capnp::messageToFlatArray(message));
+    payload.size_ = capnp::computeSerializedSizeInWords(message);
+    auto words = std::make_shared_for_overwrite<capnp::word[]>(payload.size_);
+    kj::ArrayOutputStream out(
+        kj::arrayPtr(reinterpret_cast<kj::byte*>(words.get()), payload.size_ * sizeof(capnp::word)));
+    capnp::writeMessage(out, message);
+    MM_ASSERT(out.getArray().size() == payload.size_ * sizeof(capnp::word));
+    payload.words_ = std::move(words);
     return payload;
 }
 
 Payload Payload::copy_of(std::span<const capnp::word> words) {
-    auto copy = kj::heapArray<capnp::word>(words.size());
-    std::memcpy(static_cast<void*>(copy.begin()), words.data(), words.size_bytes());
     Payload payload;
-    payload.words_ = std::make_shared<const kj::Array<capnp::word>>(std::move(copy));
+    payload.size_ = words.size();
+    auto copy = std::make_shared_for_overwrite<capnp::word[]>(words.size());
+    std::memcpy(static_cast<void*>(copy.get()), words.data(), words.size_bytes());
+    payload.words_ = std::move(copy);
     return payload;
 }
 
@@ -38,7 +46,7 @@ std::span<const capnp::word> Payload::words() const {
     if (!words_) {
         return {};
     }
-    return std::span(words_->begin(), words_->size());
+    return std::span(words_.get(), size_);
 }
 
 Responder& Responder::operator=(Responder&& other) noexcept {

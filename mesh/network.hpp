@@ -61,7 +61,8 @@ public:
     [[nodiscard]] std::span<const capnp::word> words() const;
 
 private:
-    std::shared_ptr<const kj::Array<capnp::word>> words_;
+    std::shared_ptr<const capnp::word[]> words_;  // one allocation, shared by every copy
+    std::size_t size_ = 0;                        // words
 };
 
 // A received payload; valid only during the callback that receives it.

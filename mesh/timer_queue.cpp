@@ -11,24 +11,61 @@ namespace {
 constexpr std::size_t stale_slack = 64;
 }  // namespace
 
+namespace {
+TimerId make_id(std::uint32_t index, std::uint32_t generation) {
+    return (static_cast<TimerId>(generation) << 32) | index;
+}
+}  // namespace
+
 void TimerQueue::push(Entry entry) {
     order_.push_back(entry);
     std::push_heap(order_.begin(), order_.end(), std::greater<>{});
 }
 
+TimerQueue::Slot* TimerQueue::pending_slot(TimerId id) {
+    const auto index = static_cast<std::uint32_t>(id);
+    if (index >= slots_.size()) {
+        return nullptr;
+    }
+    Slot& slot = slots_[index];
+    return slot.pending && slot.generation == static_cast<std::uint32_t>(id >> 32) ? &slot
+                                                                                   : nullptr;
+}
+
 TimerId TimerQueue::add(Time deadline, std::function<void()> task, std::uint32_t tag) {
-    const TimerId id = next_id_++;
-    tasks_.emplace(id, std::move(task));
-    push(Entry{deadline, id, tag});
+    while (!free_.empty() && slots_[free_.back()].pending) {
+        free_.pop_back();  // taken again by put_back since it was freed
+    }
+    std::uint32_t index = 0;
+    if (free_.empty()) {
+        MM_ASSERT(slots_.size() < UINT32_MAX);
+        index = static_cast<std::uint32_t>(slots_.size());
+        slots_.emplace_back();
+    } else {
+        index = free_.back();
+        free_.pop_back();
+    }
+    Slot& slot = slots_[index];
+    ++slot.generation;  // from 1: no ID is 0
+    slot.task = std::move(task);
+    slot.pending = true;
+    ++live_;
+    const TimerId id = make_id(index, slot.generation);
+    push(Entry{deadline, next_sequence_++, id, tag});
     return id;
 }
 
 bool TimerQueue::cancel(TimerId timer) {
-    if (tasks_.erase(timer) == 0) {
+    Slot* slot = pending_slot(timer);
+    if (slot == nullptr) {
         return false;
     }
-    if (order_.size() > 2 * tasks_.size() + stale_slack) {
-        std::erase_if(order_, [this](const Entry& entry) { return !tasks_.contains(entry.id); });
+    slot->task = nullptr;
+    slot->pending = false;
+    --live_;
+    free_.push_back(static_cast<std::uint32_t>(timer));
+    if (order_.size() > 2 * live_ + stale_slack) {
+        std::erase_if(order_, [this](const Entry& entry) { return !pending_slot(entry.id); });
         std::make_heap(order_.begin(), order_.end(), std::greater<>{});
         if (order_.capacity() > 4 * order_.size() + stale_slack) {
             order_.shrink_to_fit();
@@ -38,7 +75,7 @@ bool TimerQueue::cancel(TimerId timer) {
 }
 
 void TimerQueue::drop_cancelled() {
-    while (!order_.empty() && !tasks_.contains(order_.front().id)) {
+    while (!order_.empty() && !pending_slot(order_.front().id)) {
         std::pop_heap(order_.begin(), order_.end(), std::greater<>{});
         order_.pop_back();
     }
@@ -60,16 +97,25 @@ std::optional<TimerQueue::Due> TimerQueue::pop_due(Time now) {
     const Entry entry = order_.front();
     std::pop_heap(order_.begin(), order_.end(), std::greater<>{});
     order_.pop_back();
-    auto found = tasks_.find(entry.id);
-    Due due{std::move(found->second), entry.tag, entry.id};
-    tasks_.erase(found);
+    Slot& slot = *pending_slot(entry.id);
+    Due due{std::move(slot.task), entry.tag, entry.id};
+    slot.task = nullptr;
+    slot.pending = false;
+    --live_;
+    free_.push_back(static_cast<std::uint32_t>(entry.id));
     return due;
 }
 
 void TimerQueue::put_back(Time deadline, Due due) {
-    MM_ASSERT(due.id != 0 && due.id < next_id_ && !tasks_.contains(due.id));
-    tasks_.emplace(due.id, std::move(due.task));
-    push(Entry{deadline, due.id, due.tag});
+    const auto index = static_cast<std::uint32_t>(due.id);
+    MM_ASSERT(index < slots_.size());
+    Slot& slot = slots_[index];
+    // Its slot is still free under the same generation: nothing was set since it was popped.
+    MM_ASSERT(!slot.pending && slot.generation == static_cast<std::uint32_t>(due.id >> 32));
+    slot.task = std::move(due.task);
+    slot.pending = true;
+    ++live_;
+    push(Entry{deadline, next_sequence_++, due.id, due.tag});
 }
 
 }  // namespace matchmesh::mesh

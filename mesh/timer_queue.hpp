@@ -6,11 +6,12 @@
 // reached, and once the cancelled entries outnumber the pending ones the heap is rebuilt without
 // them. (Left alone, each would stay until its deadline: a ticket re-arms its timer at every step
 // and ends long before its deadline, so a busy node would carry many times its live timers.)
+// Tasks live in reused slots, so that setting a timer allocates nothing of the queue's own; a
+// timer's ID names its slot and the slot's generation, so an old ID never cancels a new timer.
 
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "mesh/scheduler.hpp"
@@ -38,25 +39,35 @@ public:
     // works (the simulation holds a paused node's timers this way).
     void put_back(Time deadline, Due due);
 
-    [[nodiscard]] std::size_t size() const { return tasks_.size(); }
+    [[nodiscard]] std::size_t size() const { return live_; }
     // Entries held, cancelled ones not yet dropped included: at most about twice size().
     [[nodiscard]] std::size_t held() const { return order_.size(); }
 
 private:
     struct Entry {
         Time deadline;
+        std::uint64_t sequence;  // the order timers were set in
         TimerId id;
         std::uint32_t tag = 0;
         bool operator>(const Entry& other) const {
-            return deadline != other.deadline ? deadline > other.deadline : id > other.id;
+            return deadline != other.deadline ? deadline > other.deadline
+                                              : sequence > other.sequence;
         }
     };
+    struct Slot {
+        std::function<void()> task;
+        std::uint32_t generation = 0;
+        bool pending = false;
+    };
+    [[nodiscard]] Slot* pending_slot(TimerId id);
     void drop_cancelled();
     void push(Entry entry);
 
-    std::vector<Entry> order_;  // a min-heap by deadline, then ID (std::greater)
-    std::unordered_map<TimerId, std::function<void()>> tasks_;
-    TimerId next_id_ = 1;
+    std::vector<Entry> order_;  // a min-heap by deadline, then sequence (std::greater)
+    std::vector<Slot> slots_;
+    std::vector<std::uint32_t> free_;  // slots to reuse (one may be taken again by put_back)
+    std::size_t live_ = 0;
+    std::uint64_t next_sequence_ = 1;
 };
 
 }  // namespace matchmesh::mesh

@@ -208,7 +208,7 @@ void read_reply(wire::Reply::Reader reply, ClientReply& out) {
 }  // namespace
 
 mesh::Frame encode_request(const ClientRequest& request) {
-    capnp::MallocMessageBuilder message(mesh::first_segment_words);
+    mesh::LocalMessageBuilder message;
     auto root = message.initRoot<wire::Request>();
     root.setId(request.id);
     std::visit([&root](const auto& command) { write(root, command); }, request.command);

@@ -239,7 +239,7 @@ std::expected<ClientRequest, RequestError> decode_request(std::span<const capnp:
 }
 
 mesh::Frame encode_reply(const ClientReply& reply) {
-    capnp::MallocMessageBuilder message(mesh::first_segment_words);
+    mesh::LocalMessageBuilder message;
     auto out = message.initRoot<wire::ServerMessage>().initReply();
     out.setId(reply.id);
     std::visit(
@@ -291,7 +291,7 @@ mesh::Frame encode_reply(const ClientReply& reply) {
 }
 
 mesh::Frame encode_push(const ticket::PushMessage& push) {
-    capnp::MallocMessageBuilder message(mesh::first_segment_words);
+    mesh::LocalMessageBuilder message;
     auto out = message.initRoot<wire::ServerMessage>().initPush();
     out.setTicketType(push.ticket_type);
     out.setKind(static_cast<wire::Push::Kind>(push.kind));

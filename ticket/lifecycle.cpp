@@ -63,7 +63,8 @@ Tickets::Tickets(Context& context, Rooms& rooms, Home& home)
       random_(std::hash<std::string>{}(context.self().str()) + 1) {}
 
 TicketSettings Tickets::settle(TicketParams params) {
-    TicketNames names{add_profiles(params), search_profiles(params), tags_of(params)};
+    const auto tags = tags_of(params);
+    TicketNames names{add_profiles(params), search_profiles(params), {tags.begin(), tags.end()}};
     auto shared = names_.find(names);
     if (shared == names_.end()) {
         shared = names_.insert(std::make_shared<const TicketNames>(std::move(names))).first;

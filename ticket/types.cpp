@@ -111,11 +111,19 @@ const std::vector<std::string>& search_profiles(const TicketParams& params) {
     return params.search_profile_ids.empty() ? params.profile_ids : params.search_profile_ids;
 }
 
-std::vector<std::string> tags_of(const TicketParams& params) {
-    return params.tags.empty() ? std::vector<std::string>{""} : params.tags;
+std::span<const std::string> tags_of(const TicketParams& params) {
+    static const std::string no_tag;
+    return params.tags.empty() ? std::span(&no_tag, 1) : std::span(params.tags);
 }
 
 namespace {
+
+// Validation builds a ticket's search keys only to check them: into one list, reused.
+matching::SearchKeys& scratch_keys() {
+    thread_local matching::SearchKeys keys;
+    keys.clear();
+    return keys;
+}
 
 // Each step's searches must be computable with the ticket's profiles, like its first ones.
 Result<void> validate_search_steps(const TicketParams& params,
@@ -134,9 +142,8 @@ Result<void> validate_search_steps(const TicketParams& params,
                 i, step.after.count(), ticket_duration_max.count()));
         }
         previous = step.after;
-        matching::SearchKeys keys;
         if (auto ok = profiles.range_search_keys(search_profiles(params), tags_of(params),
-                                                 step.search_properties, keys);
+                                                 step.search_properties, scratch_keys());
             !ok) {
             return invalid(fmt::format("SearchSteps[{}]: {}", i, ok.error().message));
         }
@@ -202,9 +209,8 @@ Result<void> validate_params(const TicketParams& params, const ParamLimits& limi
             }
         }
     }
-    matching::SearchKeys keys;
     if (auto ok = profiles.range_search_keys(search_profiles(params), tags_of(params),
-                                             params.search_properties, keys);
+                                             params.search_properties, scratch_keys());
         !ok) {
         return invalid(fmt::format("SearchProperties: {}", ok.error().message));
     }

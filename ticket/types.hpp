@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -203,7 +204,8 @@ using Result = std::expected<T, TicketError>;
 // The profiles a ticket adds to and searches, and the tags it uses.
 [[nodiscard]] const std::vector<std::string>& add_profiles(const TicketParams& params);
 [[nodiscard]] const std::vector<std::string>& search_profiles(const TicketParams& params);
-[[nodiscard]] std::vector<std::string> tags_of(const TicketParams& params);
+// No tags is the one empty tag.
+[[nodiscard]] std::span<const std::string> tags_of(const TicketParams& params);
 
 // Ticket (and room) IDs: "<counter>.<incarnation>@<node ID>", unique across restarts, and naming
 // the node that holds the ticket.

@@ -102,7 +102,7 @@ Holder read_holder(wire::Holder::Reader in) {
 
 template <typename Root, typename Fill>
 mesh::Payload build(Fill&& fill) {
-    capnp::MallocMessageBuilder message(mesh::first_segment_words);
+    mesh::LocalMessageBuilder message;
     fill(message.initRoot<Root>());
     return mesh::Payload::encode(message);
 }
