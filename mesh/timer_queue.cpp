@@ -46,7 +46,9 @@ TimerId TimerQueue::add(Time deadline, std::function<void()> task, std::uint32_t
         free_.pop_back();
     }
     Slot& slot = slots_[index];
-    ++slot.generation;  // from 1: no ID is 0
+    if (++slot.generation == 0) {
+        slot.generation = 1;  // no ID is 0
+    }
     slot.task = std::move(task);
     slot.pending = true;
     ++live_;
@@ -60,6 +62,8 @@ bool TimerQueue::cancel(TimerId timer) {
     if (slot == nullptr) {
         return false;
     }
+    // Destroyed last: what the task holds may set or cancel timers as it goes, growing the slots.
+    const std::function<void()> dropped = std::move(slot->task);
     slot->task = nullptr;
     slot->pending = false;
     --live_;

@@ -2,6 +2,7 @@
 // and the queue does not carry them until their deadlines.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <vector>
 
 #include "mesh/timer_queue.hpp"
@@ -58,4 +59,29 @@ TEST_CASE("mesh/timer_queue: timers re-armed over and over hold at most about tw
         CHECK(ran[i] == static_cast<int>(i));
     }
     CHECK(queue.held() == 0);
+}
+
+TEST_CASE("mesh/timer_queue: a cancelled task that sets timers as it is destroyed, and old IDs") {
+    TimerQueue queue;
+    // Its destructor sets many timers: the queue must be whole again by then.
+    struct SetsTimers {
+        TimerQueue* queue;
+        ~SetsTimers() {
+            if (queue != nullptr) {
+                for (int i = 0; i < 1000; ++i) {
+                    queue->add(time_from_ms(50), [] {}, 7);
+                }
+            }
+        }
+    };
+    auto holder = std::make_shared<SetsTimers>(SetsTimers{nullptr});
+    holder->queue = &queue;
+    const TimerId id = queue.add(time_from_ms(10), [holder] {}, 1);
+    holder.reset();
+    CHECK(queue.cancel(id));
+    CHECK(queue.size() == 1000);
+    CHECK_FALSE(queue.cancel(id));  // its slot is reused now: the old ID names nothing
+    const std::vector<int> ran = run_all(queue, time_from_ms(100));
+    CHECK(ran.size() == 1000);
+    CHECK(queue.size() == 0);
 }
