@@ -36,7 +36,8 @@ ClientServer::ClientServer(asio::io_context& context, ClientServerOptions option
       options_(std::move(options)),
       handler_(handler),
       log_(std::move(log)),
-      acceptor_(context) {
+      acceptor_(context),
+      hello_timer_(context) {
     limits_.frame_bytes_max = options_.frame_bytes_max;
     limits_.traversal_words_max = options_.traversal_words_max;
     limits_.nesting_max = options_.nesting_max;
@@ -68,6 +69,8 @@ void ClientServer::stop() {
     stopped_ = true;
     std::error_code ignored;
     acceptor_.close(ignored);
+    hello_timer_.cancel();
+    awaiting_hello_.clear();
     auto all = connections_;
     for (auto& [key, connection] : all) {
         close(connection.stream, CloseReason::stopping, "node stopping");
@@ -79,14 +82,13 @@ void ClientServer::close(const StreamPtr& stream, CloseReason why, std::string_v
         return;
     }
     ++counters_.closed[static_cast<std::size_t>(why)];
-    const std::string remote = stream->remote();
+    auto found = connections_.find(stream.get());
+    const std::string remote =
+        found != connections_.end() ? found->second.session->remote : stream->remote();
     stream->close();
     std::shared_ptr<Session> session;
-    if (auto found = connections_.find(stream.get()); found != connections_.end()) {
+    if (found != connections_.end()) {
         session = found->second.session;
-        if (found->second.hello_deadline) {
-            found->second.hello_deadline->cancel();
-        }
         connections_.erase(found);
         streams_.erase(session.get());
     }
@@ -103,14 +105,40 @@ void ClientServer::close(const StreamPtr& stream, CloseReason why, std::string_v
     }
 }
 
-// The session said hello: its deadline, and what the deadline's handler holds, go at once rather
-// than when it would have expired (a node taking thousands of connections a second would
-// otherwise hold each one's session and timer for the whole hello timeout).
-void ClientServer::end_hello_deadline(mesh::FramedStream* stream) {
-    if (auto found = connections_.find(stream); found != connections_.end() &&
-                                                 found->second.hello_deadline) {
-        found->second.hello_deadline->cancel();
-        found->second.hello_deadline.reset();
+// The timer runs while connections await their hello. It wakes an eighth of the timeout after
+// the oldest one's deadline, so that one wake closes the silent connections of that stretch:
+// a connection is closed between one and 1.125 times the timeout after it was accepted.
+void ClientServer::arm_hello_timer() {
+    if (hello_timer_armed_ || awaiting_hello_.empty() || stopped_) {
+        return;
+    }
+    hello_timer_armed_ = true;
+    hello_timer_.expires_at(awaiting_hello_.front().at + options_.hello_timeout / 8);
+    hello_timer_.async_wait([this, alive = alive_](std::error_code error) {
+        if (!*alive) {
+            return;
+        }
+        hello_timer_armed_ = false;
+        if (!error) {
+            close_silent();
+            arm_hello_timer();
+        }
+    });
+}
+
+void ClientServer::close_silent() {
+    const auto now = std::chrono::steady_clock::now();
+    while (!awaiting_hello_.empty() && awaiting_hello_.front().at <= now) {
+        const HelloDue due = awaiting_hello_.front();
+        awaiting_hello_.pop_front();
+        auto found = connections_.find(due.stream);
+        if (found == connections_.end() || found->second.session->id != due.session_id ||
+            found->second.session->user || found->second.session->admin) {
+            continue;  // closed already, or it said hello
+        }
+        const StreamPtr stream = found->second.stream;
+        close(stream, CloseReason::hello_timeout,
+              fmt::format("no hello within {} ms", options_.hello_timeout.count()));
     }
 }
 
@@ -195,22 +223,13 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
     session->remote = stream->remote();
     session->budget = options_.commands_per_second;
     session->refilled = std::chrono::steady_clock::now();
+    connections_.emplace(stream.get(), Connection{stream, session});
+    streams_.emplace(session.get(), stream);
     // Until hello, a connection speaks for nobody: one that stays silent is closed, so that idle
     // sockets cannot hold the connection limit.
-    auto hello_deadline = std::make_shared<asio::steady_timer>(context_);
-    connections_.emplace(stream.get(), Connection{stream, session, hello_deadline});
-    streams_.emplace(session.get(), stream);
-    hello_deadline->expires_after(options_.hello_timeout);
-    hello_deadline->async_wait([this, alive = alive_, weak = std::weak_ptr(stream),
-                                weak_session = std::weak_ptr(session)](std::error_code error) {
-        auto target = weak.lock();
-        auto session = weak_session.lock();
-        if (error || !*alive || !target || !session || session->user || session->admin) {
-            return;
-        }
-        close(target, CloseReason::hello_timeout,
-              fmt::format("no hello within {} ms", options_.hello_timeout.count()));
-    });
+    awaiting_hello_.push_back(HelloDue{std::chrono::steady_clock::now() + options_.hello_timeout,
+                                       stream.get(), session->id});
+    arm_hello_timer();
     asio::co_spawn(context_, mesh::FramedStream::write_loop(stream, alive_), asio::detached);
     asio::co_spawn(context_, serve(this, stream, session, alive_), asio::detached);
 }
@@ -253,7 +272,6 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
                                                    std::shared_ptr<bool> alive) {
     std::vector<capnp::word> body;
     const capnp::ReaderOptions reader_options = self->limits_.reader_options();
-    bool awaiting_hello = true;
     while (true) {
         auto read = co_await stream->read_frame(self->limits_, body);
         if (!*alive || stream->closed()) {
@@ -297,10 +315,6 @@ asio::awaitable<void> ClientServer::serve_requests(ClientServer* self, StreamPtr
                 self->send(target, encode_reply(reply));
             }
         });
-        if (awaiting_hello && (session->user || session->admin)) {
-            awaiting_hello = false;
-            self->end_hello_deadline(stream.get());
-        }
     }
 }
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <expected>
 #include <functional>
 #include <memory>
@@ -58,7 +59,8 @@ enum class CloseReason : std::uint8_t {
     replaced,          // a newer session of its user began
     stopping,          // the node stops
 };
-inline constexpr std::size_t close_reasons_count = static_cast<std::size_t>(CloseReason::stopping) + 1;
+inline constexpr std::size_t close_reasons_count =
+    static_cast<std::size_t>(CloseReason::stopping) + 1;
 [[nodiscard]] std::string_view label_of(CloseReason reason);
 
 struct ClientCounters {
@@ -100,14 +102,18 @@ private:
     struct Connection {
         StreamPtr stream;
         std::shared_ptr<Session> session;
-        // Armed until the session says hello (or the connection closes): it closes a silent one.
-        std::shared_ptr<asio::steady_timer> hello_deadline;
+    };
+    struct HelloDue {
+        std::chrono::steady_clock::time_point at;
+        mesh::FramedStream* stream;  // a key into connections_, valid if the session ID matches
+        std::uint64_t session_id;
     };
 
     void send(const StreamPtr& stream, mesh::Frame frame);
     // Closes a connection, counted under `why`; `detail` is for the log.
     void close(const StreamPtr& stream, CloseReason why, std::string_view detail);
-    void end_hello_deadline(mesh::FramedStream* stream);
+    void arm_hello_timer();
+    void close_silent();
     [[nodiscard]] bool take_budget(Session& session);
     void accept(asio::ip::tcp::socket socket);
     static asio::awaitable<void> serve(ClientServer* self, StreamPtr stream,
@@ -126,6 +132,12 @@ private:
     std::unordered_map<mesh::FramedStream*, Connection> connections_;
     std::unordered_map<Session*, StreamPtr> streams_;
     std::uint64_t next_session_ = 1;
+    // Connections that have not said hello yet, oldest first. One timeout for all puts their
+    // deadlines in accept order, so one timer closes the silent ones: a node taking thousands of
+    // connections a second sets no timer per connection.
+    std::deque<HelloDue> awaiting_hello_;
+    asio::steady_timer hello_timer_;
+    bool hello_timer_armed_ = false;
     bool stopped_ = false;
     ClientCounters counters_;
     mesh::LogThrottle throttle_;
