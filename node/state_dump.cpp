@@ -1,6 +1,9 @@
 #include "node/state_dump.hpp"
 
+#include <algorithm>
 #include <ostream>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -20,6 +23,19 @@ const char* phase_name(ticket::RoomState state) {
     return "?";
 }
 
+// The rooms held here in the order of their IDs, so that a dump reads the same each time.
+std::vector<const std::pair<const TicketId, ticket::Room>*> rooms_by_id(
+    ticket::TicketService& tickets) {
+    std::vector<const std::pair<const TicketId, ticket::Room>*> rooms;
+    rooms.reserve(tickets.rooms().size());
+    for (const auto& entry : tickets.rooms()) {
+        rooms.push_back(&entry);
+    }
+    std::ranges::sort(rooms, {},
+                      [](const auto* entry) -> const std::string& { return entry->first.str(); });
+    return rooms;
+}
+
 }  // namespace
 
 void dump_text(const mesh::Network& network, NodeServices& services, Time now, std::ostream& out) {
@@ -35,7 +51,8 @@ void dump_text(const mesh::Network& network, NodeServices& services, Time now, s
     }
     out << fmt::format("rooms ({}), tickets in progress {}, users connected {}:\n",
                        tickets.room_count(), tickets.ticket_count(), tickets.user_count());
-    for (const auto& [id, room] : tickets.rooms()) {
+    for (const auto* entry : rooms_by_id(tickets)) {
+        const auto& [id, room] = *entry;
         std::string names;
         for (const auto& member : room.members) {
             names += (names.empty() ? "" : ",") + member.user->id.str();
@@ -59,7 +76,8 @@ nlohmann::json dump_json(const mesh::Network& network, NodeServices& services, T
                            {"incarnation", member.incarnation}});
     }
     auto rooms = nlohmann::json::array();
-    for (const auto& [id, room] : tickets.rooms()) {
+    for (const auto* entry : rooms_by_id(tickets)) {
+        const auto& [id, room] = *entry;
         auto room_members = nlohmann::json::array();
         for (const auto& member : room.members) {
             room_members.push_back({{"user", member.user->id.str()},

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "mesh/base/assert.hpp"
@@ -33,7 +34,7 @@ public:
     }
     [[nodiscard]] bool contains(const TicketId& id) const { return by_id_.contains(id); }
     [[nodiscard]] std::size_t size() const { return by_id_.size(); }
-    [[nodiscard]] const std::map<TicketId, T>& all() const { return by_id_; }
+    [[nodiscard]] const std::unordered_map<TicketId, T>& all() const { return by_id_; }
 
     // The owner's current record of this ticket type.
     [[nodiscard]] T* of_owner(const UserId& owner, TicketType type) {
@@ -65,7 +66,7 @@ public:
     }
 
 private:
-    std::map<TicketId, T> by_id_;
+    std::unordered_map<TicketId, T> by_id_;  // looked up several times per match
     std::map<std::pair<UserId, TicketType>, TicketId> current_;
 };
 

@@ -46,7 +46,7 @@ public:
     [[nodiscard]] const OwnedTicket* of_owner(const UserId& owner, TicketType type) const {
         return tickets_.of_owner(owner, type);
     }
-    [[nodiscard]] const std::map<TicketId, OwnedTicket>& all() const { return tickets_.all(); }
+    [[nodiscard]] const std::unordered_map<TicketId, OwnedTicket>& all() const { return tickets_.all(); }
     [[nodiscard]] std::size_t size() const { return tickets_.size(); }
 
     // A new ticket for `owner` and its claimed party, with its own room; it starts searching (or

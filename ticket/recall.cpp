@@ -26,6 +26,10 @@ std::vector<std::pair<TicketId, MatchedTicket>> Recall::take_joined_at(const Nod
             ++it;
         }
     }
+    // In the order of their IDs, whatever the table's: a node's death is handled the same way
+    // each time.
+    std::ranges::sort(taken, {},
+                      [](const auto& entry) -> const std::string& { return entry.first.str(); });
     return taken;
 }
 

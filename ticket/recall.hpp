@@ -11,9 +11,9 @@
 
 #include <cstddef>
 #include <deque>
-#include <map>
-#include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -27,7 +27,7 @@ public:
 
     // Ticket `id` joined the room on `room_node` with its party.
     void joined(const TicketId& id, MatchedTicket ticket, Time now);
-    // Takes out every ticket remembered as joined to a room on `node`.
+    // Takes out every ticket remembered as joined to a room on `node`, in the order of their IDs.
     [[nodiscard]] std::vector<std::pair<TicketId, MatchedTicket>> take_joined_at(
         const NodeId& node);
 
@@ -47,9 +47,9 @@ public:
 
 private:
     Duration memory_;
-    std::map<TicketId, MatchedTicket> joined_;
-    std::map<std::string, Time> accepted_joins_;  // attempt: when to forget it
-    std::set<std::string> seen_pushes_;
+    std::unordered_map<TicketId, MatchedTicket> joined_;
+    std::unordered_map<std::string, Time> accepted_joins_;  // attempt: when to forget it
+    std::unordered_set<std::string> seen_pushes_;
     std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set
 };
 

@@ -41,7 +41,7 @@ public:
     [[nodiscard]] const Room* of_owner(const UserId& owner, TicketType type) const {
         return rooms_.of_owner(owner, type);
     }
-    [[nodiscard]] const std::map<TicketId, Room>& all() const { return rooms_.all(); }
+    [[nodiscard]] const std::unordered_map<TicketId, Room>& all() const { return rooms_.all(); }
     [[nodiscard]] std::size_t size() const { return rooms_.size(); }
 
     // The room of a new ticket, its party seated.

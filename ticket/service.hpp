@@ -155,7 +155,7 @@ public:
     [[nodiscard]] std::size_t participation_count() const { return home_.participations().size(); }
     // Everything held only for a while; zero once all of it has expired.
     [[nodiscard]] std::size_t remembered_count() const { return recall_.size(); }
-    [[nodiscard]] const std::map<TicketId, Room>& rooms() const { return rooms_.all(); }
+    [[nodiscard]] const std::unordered_map<TicketId, Room>& rooms() const { return rooms_.all(); }
     [[nodiscard]] const Courier& courier() const { return courier_; }
     // Reservations past their expiry still held (should be none: they are freed on time).
     [[nodiscard]] std::size_t stale_reservations() const;
