@@ -84,12 +84,10 @@ endif()
 # 2,400-2,750. Only the programs link it (a library leaves the allocator to its embedder), and
 # not the sanitized builds, whose runtimes bring their own.
 option(MATCHMESH_JEMALLOC "Link the node binary with jemalloc" ON)
+add_library(matchmesh_allocator INTERFACE)
 if(MATCHMESH_JEMALLOC AND NOT MATCHMESH_SANITIZE AND NOT MATCHMESH_FUZZ)
     find_library(MATCHMESH_JEMALLOC_LIBRARY NAMES jemalloc)
     matchmesh_require(MATCHMESH_JEMALLOC_LIBRARY libjemalloc-dev)
-    add_library(matchmesh_allocator INTERFACE)
     target_link_libraries(matchmesh_allocator INTERFACE ${MATCHMESH_JEMALLOC_LIBRARY})
-else()
-    add_library(matchmesh_allocator INTERFACE)
 endif()
 add_library(matchmesh::allocator ALIAS matchmesh_allocator)

@@ -116,10 +116,7 @@ Frame encode_message_frame(capnp::MessageBuilder& message) {
     put_u32(frame.data(), static_cast<std::uint32_t>(body_bytes));
     put_u16(frame.data() + 4, frame_version);
     put_u16(frame.data() + 6, 0);
-    kj::ArrayOutputStream out(
-        kj::arrayPtr(reinterpret_cast<kj::byte*>(frame.data() + frame_header_bytes), body_bytes));
-    capnp::writeMessage(out, message);
-    MM_ASSERT(out.getArray().size() == body_bytes);
+    write_flat(message, std::span(frame).subspan(frame_header_bytes));
     return frame;
 }
 

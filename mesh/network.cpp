@@ -21,14 +21,17 @@ std::string_view to_string(MeshErrc code) {
     return "mesh error";
 }
 
+void write_flat(capnp::MessageBuilder& message, std::span<std::byte> into) {
+    kj::ArrayOutputStream out(kj::arrayPtr(reinterpret_cast<kj::byte*>(into.data()), into.size()));
+    capnp::writeMessage(out, message);
+    MM_ASSERT(out.getArray().size() == into.size());
+}
+
 Payload Payload::encode(capnp::MessageBuilder& message) {
     Payload payload;
     payload.size_ = capnp::computeSerializedSizeInWords(message);
     auto words = std::make_shared_for_overwrite<capnp::word[]>(payload.size_);
-    kj::ArrayOutputStream out(
-        kj::arrayPtr(reinterpret_cast<kj::byte*>(words.get()), payload.size_ * sizeof(capnp::word)));
-    capnp::writeMessage(out, message);
-    MM_ASSERT(out.getArray().size() == payload.size_ * sizeof(capnp::word));
+    write_flat(message, std::as_writable_bytes(std::span(words.get(), payload.size_)));
     payload.words_ = std::move(words);
     return payload;
 }

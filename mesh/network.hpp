@@ -51,6 +51,10 @@ enum class MeshErrc : std::uint16_t {
 
 using MeshError = Error<MeshErrc>;
 
+// Writes a message as one flat array (segment table, then segments) into `into`, which is exactly
+// capnp::computeSerializedSizeInWords(message) words long.
+void write_flat(capnp::MessageBuilder& message, std::span<std::byte> into);
+
 // A serialized message (flat array with segment table). Immutable and cheap to copy, so that one
 // encoding can be sent to many members.
 class Payload {
