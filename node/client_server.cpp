@@ -52,14 +52,16 @@ std::expected<asio::ip::tcp::endpoint, std::string> ClientServer::listen() {
 }
 
 void ClientServer::start() {
-    asio::co_spawn(
-        context_,
-        mesh::accept_each(
-            acceptor_, alive_, [this](asio::ip::tcp::socket socket) { accept(std::move(socket)); },
-            [this](const std::error_code& error) {
-                log_->warn("client: accept failed: {}", error.message());
-            }),
-        asio::detached);
+    asio::co_spawn(context_,
+                   mesh::accept_each(
+                       acceptor_, alive_,
+                       [this](asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint& peer) {
+                           accept(std::move(socket), peer);
+                       },
+                       [this](const std::error_code& error) {
+                           log_->warn("client: accept failed: {}", error.message());
+                       }),
+                   asio::detached);
 }
 
 void ClientServer::stop() {
@@ -192,7 +194,7 @@ void say_before_closing(asio::ip::tcp::socket& socket, ClientErrc code, std::str
 
 }  // namespace
 
-void ClientServer::accept(asio::ip::tcp::socket socket) {
+void ClientServer::accept(asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint& peer) {
     if (stopped_) {
         return;
     }
@@ -220,7 +222,7 @@ void ClientServer::accept(asio::ip::tcp::socket socket) {
     stream->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
     auto session = std::make_shared<Session>();
     session->id = next_session_++;
-    session->remote = stream->remote();
+    session->remote = mesh::to_string(peer);
     session->budget = options_.commands_per_second;
     session->refilled = std::chrono::steady_clock::now();
     connections_.emplace(stream.get(), Connection{stream, session});

@@ -115,7 +115,7 @@ private:
     void arm_hello_timer();
     void close_silent();
     [[nodiscard]] bool take_budget(Session& session);
-    void accept(asio::ip::tcp::socket socket);
+    void accept(asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint& peer);
     static asio::awaitable<void> serve(ClientServer* self, StreamPtr stream,
                                        std::shared_ptr<Session> session,
                                        std::shared_ptr<bool> alive);

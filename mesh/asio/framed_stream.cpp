@@ -8,6 +8,8 @@
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 
+#include "mesh/asio/listener.hpp"
+
 namespace matchmesh::mesh {
 namespace {
 
@@ -55,8 +57,7 @@ void FramedStream::close() {
 std::string FramedStream::remote() const {
     std::error_code error;
     const auto endpoint = socket.remote_endpoint(error);
-    return error ? std::string("?")
-                 : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+    return error ? std::string("?") : to_string(endpoint);
 }
 
 asio::awaitable<std::error_code> FramedStream::start_tls(

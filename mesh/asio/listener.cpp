@@ -60,12 +60,17 @@ std::expected<asio::ip::tcp::endpoint, std::string> open_listener(asio::ip::tcp:
     return acceptor.local_endpoint();
 }
 
+std::string to_string(const asio::ip::tcp::endpoint& endpoint) {
+    return fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+}
+
 asio::awaitable<void> accept_each(asio::ip::tcp::acceptor& acceptor, std::shared_ptr<bool> alive,
-                                  std::function<void(asio::ip::tcp::socket)> on_accept,
+                                  OnAccept on_accept,
                                   std::function<void(const std::error_code&)> on_error) {
+    asio::ip::tcp::endpoint peer;
     while (true) {
         auto [error, socket] =
-            co_await acceptor.async_accept(asio::experimental::as_tuple(asio::use_awaitable));
+            co_await acceptor.async_accept(peer, asio::experimental::as_tuple(asio::use_awaitable));
         if (!*alive || error == asio::error::operation_aborted || !acceptor.is_open()) {
             co_return;
         }
@@ -73,7 +78,7 @@ asio::awaitable<void> accept_each(asio::ip::tcp::acceptor& acceptor, std::shared
             on_error(error);
             continue;
         }
-        on_accept(std::move(socket));
+        on_accept(std::move(socket), peer);
     }
 }
 

@@ -22,10 +22,15 @@ struct HostPort {
 [[nodiscard]] std::expected<asio::ip::tcp::endpoint, std::string> open_listener(
     asio::ip::tcp::acceptor& acceptor, const std::string& address);
 
+// "address:port", as logs show a peer.
+[[nodiscard]] std::string to_string(const asio::ip::tcp::endpoint& endpoint);
+
 // Accepts connections until the acceptor is closed (or `alive` turns false), handing each socket
-// to `on_accept`; `on_error` hears of failed accepts that do not end the loop.
+// and its peer's address (as accept gave it: no further call asks for it) to `on_accept`;
+// `on_error` hears of failed accepts that do not end the loop.
+using OnAccept = std::function<void(asio::ip::tcp::socket, const asio::ip::tcp::endpoint&)>;
 asio::awaitable<void> accept_each(asio::ip::tcp::acceptor& acceptor, std::shared_ptr<bool> alive,
-                                  std::function<void(asio::ip::tcp::socket)> on_accept,
+                                  OnAccept on_accept,
                                   std::function<void(const std::error_code&)> on_error);
 
 }  // namespace matchmesh::mesh

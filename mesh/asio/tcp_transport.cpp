@@ -76,14 +76,16 @@ std::expected<asio::ip::tcp::endpoint, std::string> TcpTransport::listen() {
 void TcpTransport::start(MeshCore& core, std::vector<std::string> seeds) {
     core_ = &core;
     seeds_ = std::move(seeds);
-    asio::co_spawn(
-        context_,
-        accept_each(
-            acceptor_, alive_, [this](asio::ip::tcp::socket socket) { accept(std::move(socket)); },
-            [this](const std::error_code& error) {
-                log_->warn("mesh: accept failed: {}", error.message());
-            }),
-        asio::detached);
+    asio::co_spawn(context_,
+                   accept_each(
+                       acceptor_, alive_,
+                       [this](asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint&) {
+                           accept(std::move(socket));
+                       },
+                       [this](const std::error_code& error) {
+                           log_->warn("mesh: accept failed: {}", error.message());
+                       }),
+                   asio::detached);
     dial_seeds();
 }
 
