@@ -117,12 +117,20 @@ void Metrics::register_tickets(prometheus::Registry& registry) {
     families_.time_to_match = &histogram_family(
         registry, "matchmesh_time_to_match_seconds",
         "From a ticket's start to its 220, for tickets started on this node, by type");
-    searches_ = &add_counter(registry, "matchmesh_searches_total",
-                             "Searches run by this node's tickets");
+    searches_ =
+        &add_counter(registry, "matchmesh_searches_total", "Searches run by this node's tickets");
     auto& joins = counter_family(registry, "matchmesh_joins_total",
                                  "Join requests answered by this node's rooms");
     joins_accepted_ = &joins.Add({{"result", "accepted"}});
     joins_refused_ = &joins.Add({{"result", "refused"}});
+    auto& refusals = counter_family(
+        registry, "matchmesh_join_refusals_total",
+        "Joins this node's rooms refused, by reason (room_not_found, not_waiting, other_type, "
+        "already_member, full, not_allowed, closed)");
+    for (std::size_t reason = 0; reason < ticket::join_refusals_count; ++reason) {
+        join_refusals_[reason] = &refusals.Add(
+            {{"reason", std::string(ticket::label_of(static_cast<ticket::JoinRefusal>(reason)))}});
+    }
     auto& pushes = counter_family(
         registry, "matchmesh_pushes_total",
         "Pushes for users connected here: delivered, or dropped (a repeat, or for a ticket the "
@@ -148,8 +156,8 @@ void Metrics::register_matches(prometheus::Registry& registry) {
 
 void Metrics::register_node(prometheus::Registry& registry) {
     items_ = &add_gauge(registry, "matchmesh_store_items", "Search items stored on this node");
-    members_ = &add_gauge(registry, "matchmesh_members_alive",
-                          "Live cluster members, this node included");
+    members_ =
+        &add_gauge(registry, "matchmesh_members_alive", "Live cluster members, this node included");
     loop_lag_ = &add_gauge(registry, "matchmesh_loop_lag_seconds",
                            "How late the event loop runs its timers, smoothed");
     prometheus::BuildGauge()
@@ -194,11 +202,10 @@ void Metrics::register_connections(prometheus::Registry& registry) {
 }
 
 void Metrics::register_mesh(prometheus::Registry& registry) {
-    round_trip_ =
-        &histogram_family(registry, "matchmesh_mesh_round_trip_seconds",
-                          "Requests to other nodes, from sending to the answer")
-             .Add({}, Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-                                                  0.01, 0.05, 0.25});
+    round_trip_ = &histogram_family(registry, "matchmesh_mesh_round_trip_seconds",
+                                    "Requests to other nodes, from sending to the answer")
+                       .Add({}, Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                            0.005, 0.01, 0.05, 0.25});
     auto& frames = counter_family(registry, "matchmesh_mesh_frames_total",
                                   "Frames between this node and the other nodes, by direction");
     mesh_frames_in_ = &frames.Add({{"direction", "in"}});
@@ -220,8 +227,9 @@ void Metrics::add_ticket_type(ticket::TicketType type) {
 }
 
 prometheus::Histogram& Metrics::time_to_match(ticket::TicketType type) {
-    return series(*families_.time_to_match, types_[type].time_to_match,
-                  [type] { return type_labels(type); }, time_to_match_buckets());
+    return series(
+        *families_.time_to_match, types_[type].time_to_match, [type] { return type_labels(type); },
+        time_to_match_buckets());
 }
 
 void Metrics::update_type(ticket::TicketType type, const MetricsSnapshot& now) {
@@ -245,9 +253,9 @@ void Metrics::update_type(ticket::TicketType type, const MetricsSnapshot& now) {
     for (std::size_t i = 0; i < phases.size(); ++i) {
         const std::size_t count = now.phases[type][i];
         if (count > 0 || of_type.phases[i] != nullptr) {
-            series(*families_.phases, of_type.phases[i],
-                   [&] { return type_labels(type, "phase", phases[i]); })
-                .Set(static_cast<double>(count));
+            series(*families_.phases, of_type.phases[i], [&] {
+                return type_labels(type, "phase", phases[i]);
+            }).Set(static_cast<double>(count));
         }
     }
 }
@@ -283,6 +291,10 @@ void Metrics::update(const MetricsSnapshot& now) {
     grow(*searches_, seen_.tickets.searches, now.tickets.searches);
     grow(*joins_accepted_, seen_.tickets.joins_accepted, now.tickets.joins_accepted);
     grow(*joins_refused_, seen_.tickets.joins_refused, now.tickets.joins_refused);
+    for (std::size_t reason = 0; reason < ticket::join_refusals_count; ++reason) {
+        grow(*join_refusals_[reason], seen_.tickets.join_refusals[reason],
+             now.tickets.join_refusals[reason]);
+    }
     grow(*pushes_delivered_, seen_.tickets.pushes_delivered, now.tickets.pushes_delivered);
     grow(*pushes_dropped_, seen_.tickets.pushes_dropped, now.tickets.pushes_dropped);
     update_connections(now);
@@ -302,7 +314,7 @@ void Metrics::observe_mesh_round_trip(double seconds) {
 
 void Metrics::observe_match(const MatchResult& match) {
     // Rating units: a few buckets either side of typical limits (100-400).
-    static const Histogram::BucketBoundaries rating_buckets{0,   10,  25,  50, 100,
+    static const Histogram::BucketBoundaries rating_buckets{0,   10,  25,  50,  100,
                                                             200, 400, 800, 1600};
     static const Histogram::BucketBoundaries wait_buckets{0.01, 0.05, 0.1, 0.25, 0.5, 1,
                                                           2.5,  5,    10,  30,   60};

@@ -117,6 +117,7 @@ private:
     prometheus::Counter* searches_ = nullptr;
     prometheus::Counter* joins_accepted_ = nullptr;
     prometheus::Counter* joins_refused_ = nullptr;
+    std::array<prometheus::Counter*, ticket::join_refusals_count> join_refusals_{};
     prometheus::Counter* pushes_delivered_ = nullptr;
     prometheus::Counter* pushes_dropped_ = nullptr;
     prometheus::Counter* mesh_frames_in_ = nullptr;

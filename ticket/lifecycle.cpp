@@ -385,7 +385,8 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
         return;
     }
     const Duration spread(std::uniform_int_distribution<Duration::rep>(
-        0, std::chrono::duration_cast<Duration>(ticket.params.search_interval / 4).count())(random_));
+        0,
+        std::chrono::duration_cast<Duration>(ticket.params.search_interval / 4).count())(random_));
     context_.scheduler.run_after(spread, [this, alive = context_.alive, id = ticket.id] {
         if (*alive) {
             run_look(id, Look::confirming);
@@ -458,7 +459,7 @@ void Tickets::on_join_reply(const TicketId& id, const std::string& attempt,
         return;
     }
     ticket.joining.reset();
-    ++context_.counters.joins_refused;
+    ++context_.counters.own_joins_refused;
     if (reply && reply->taken) {
         ++ticket.taken;
     }
@@ -509,8 +510,7 @@ void Tickets::conclude_join(OwnedTicket& ticket) {
     const JoinAttempt joined = *ticket.joining;
     const TicketId id = ticket.id;
     ticket.joining.reset();
-    remove_items(ticket);  // a waiting ticket's, while its phase still says it has some
-    ++context_.counters.joins_accepted;
+    remove_items(ticket);           // a waiting ticket's, while its phase still says it has some
     if (ticket.cancel_requested) {  // the room's 222 to the party says why
         context_.courier.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
                                  encode(LeaveMessage{joined.room_id, ticket.owner(), ticket.type,

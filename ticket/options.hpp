@@ -57,8 +57,12 @@ struct TicketTypeCounters {
 struct TicketCounters {
     std::array<TicketTypeCounters, ticket_types_count> by_type{};
     std::uint64_t searches = 0;
+    // Joins answered by the rooms held here (each join is counted once, by its room's node).
     std::uint64_t joins_accepted = 0;
     std::uint64_t joins_refused = 0;
+    std::array<std::uint64_t, join_refusals_count> join_refusals{};  // indexed by JoinRefusal
+    // Joins this node's tickets tried that were refused or not answered.
+    std::uint64_t own_joins_refused = 0;
     std::uint64_t pushes_delivered = 0;
     std::uint64_t pushes_dropped = 0;  // for tickets the user no longer has
 

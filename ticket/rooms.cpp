@@ -122,6 +122,7 @@ void Rooms::announce(Room& room, const std::optional<Announcement>& announcement
 JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
     auto refuse = [this](JoinRefusal refusal) {
         ++context_.counters.joins_refused;
+        ++context_.counters.join_refusals[static_cast<std::size_t>(refusal)];
         return refused_join(refusal);
     };
     if (context_.recall.accepted_join(join.attempt)) {

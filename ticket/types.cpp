@@ -26,6 +26,19 @@ bool is_terminal(PushKind kind) {
     return kind == PushKind::success || kind == PushKind::timeout || kind == PushKind::cancel;
 }
 
+std::string_view label_of(JoinRefusal refusal) {
+    switch (refusal) {
+        case JoinRefusal::room_not_found: return "room_not_found";
+        case JoinRefusal::not_waiting: return "not_waiting";
+        case JoinRefusal::other_type: return "other_type";
+        case JoinRefusal::already_member: return "already_member";
+        case JoinRefusal::full: return "full";
+        case JoinRefusal::not_allowed: return "not_allowed";
+        case JoinRefusal::closed: return "closed";
+    }
+    return "other";
+}
+
 std::string_view to_string(EndReason reason) {
     switch (reason) {
         case EndReason::unspecified: return "unspecified";

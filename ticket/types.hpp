@@ -31,6 +31,21 @@ struct User {
     std::uint64_t epoch = 0;  // when its session began (wall clock ms): the newest one wins
 };
 
+// Why a room's node did not seat a join's party.
+enum class JoinRefusal : std::uint8_t {
+    room_not_found,
+    not_waiting,     // searching, completed or closing
+    other_type,      // the room is of another ticket type
+    already_member,  // someone in the party is in the room already
+    full,
+    not_allowed,  // the owner's AllowMatchIf said no
+    closed,       // while AllowMatchIf ran
+};
+inline constexpr std::size_t join_refusals_count =
+    static_cast<std::size_t>(JoinRefusal::closed) + 1;
+// A short label for the metrics.
+[[nodiscard]] std::string_view label_of(JoinRefusal refusal);
+
 // A user as it was when it joined a ticket: one snapshot, shared by every record that needs it.
 using SharedUser = std::shared_ptr<const User>;
 
@@ -74,7 +89,7 @@ struct TicketParams {
     // its tries are spent, wait_search_after apart (0: none).
     std::uint8_t wait_searches = 1;
     std::chrono::milliseconds wait_search_after{1000};
-    std::uint8_t how_many = 20;  // search results considered per search
+    std::uint8_t how_many = 20;            // search results considered per search
     std::vector<SearchStep> search_steps;  // in order of `after`; none: it never widens
     Prefer prefer = Prefer::spread;
 };

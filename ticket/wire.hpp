@@ -30,17 +30,6 @@ struct JoinReplyMessage {
     bool taken = false;  // refused because the room is gone, closed or full, not by its rules
 };
 
-// Why a room's node did not seat a join's party.
-enum class JoinRefusal : std::uint8_t {
-    room_not_found,
-    not_waiting,     // searching, completed or closing
-    other_type,      // the room is of another ticket type
-    already_member,  // someone in the party is in the room already
-    full,
-    not_allowed,  // the owner's AllowMatchIf said no
-    closed,       // while AllowMatchIf ran
-};
-
 [[nodiscard]] std::string_view to_string(JoinRefusal refusal);
 // The refusal as sent: its words for logs and errors, and whether the seats are gone (the room
 // is gone, closed or full), which a searcher counts against its candidates, rather than this

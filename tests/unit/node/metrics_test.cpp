@@ -77,6 +77,7 @@ TEST_CASE("node/metrics: a configured type's series exist before its first ticke
                    {{"port", "mesh"}, {"reason", "too_large"}}) == 0);
     CHECK(value_of(scrape, "matchmesh_client_connections_closed_total",
                    {{"reason", "hello_timeout"}}) == 0);
+    CHECK(value_of(scrape, "matchmesh_join_refusals_total", {{"reason", "full"}}) == 0);
 }
 
 TEST_CASE("node/metrics: counters follow the node's totals, and each is counted once") {
@@ -92,6 +93,8 @@ TEST_CASE("node/metrics: counters follow the node's totals, and each is counted 
     snapshot.clients.frames_rejected[index(mesh::FrameErrc::oversized)] = 4;
     snapshot.mesh.handshakes_failed = 6;
     snapshot.tickets.pushes_dropped = 8;
+    snapshot.tickets.joins_refused = 9;
+    snapshot.tickets.join_refusals[static_cast<std::size_t>(ticket::JoinRefusal::not_waiting)] = 9;
     for (int second = 0; second < 3; ++second) {  // the same totals, three times
         metrics.update(snapshot);
     }
@@ -113,6 +116,8 @@ TEST_CASE("node/metrics: counters follow the node's totals, and each is counted 
     CHECK(value_of(scrape, "matchmesh_frames_rejected_total",
                    {{"port", "client"}, {"reason", "too_large"}}) == 4);
     CHECK(value_of(scrape, "matchmesh_handshakes_failed_total", {{"port", "mesh"}}) == 6);
+    CHECK(value_of(scrape, "matchmesh_joins_total", {{"result", "refused"}}) == 9);
+    CHECK(value_of(scrape, "matchmesh_join_refusals_total", {{"reason", "not_waiting"}}) == 9);
     CHECK(value_of(scrape, "matchmesh_pushes_total", {{"result", "dropped"}}) == 8);
 
     snapshot.tickets.by_type[2].started = 4;
