@@ -128,17 +128,31 @@ void ClientServer::arm_hello_timer() {
     });
 }
 
+// Entries stay queued after their connection said hello or closed, until their deadline. So that
+// the queue follows the open connections rather than the rate of connections times the timeout,
+// it drops those entries once they are most of it (each pass at least halves it: amortized O(1)).
+void ClientServer::forget_greeted() {
+    if (awaiting_hello_.size() <= 2 * connections_.size() + 1024) {
+        return;
+    }
+    std::erase_if(awaiting_hello_, [this](const HelloDue& due) { return !still_silent(due); });
+}
+
+bool ClientServer::still_silent(const HelloDue& due) const {
+    auto found = connections_.find(due.stream);
+    return found != connections_.end() && found->second.session->id == due.session_id &&
+           !found->second.session->user && !found->second.session->admin;
+}
+
 void ClientServer::close_silent() {
     const auto now = std::chrono::steady_clock::now();
     while (!awaiting_hello_.empty() && awaiting_hello_.front().at <= now) {
         const HelloDue due = awaiting_hello_.front();
         awaiting_hello_.pop_front();
-        auto found = connections_.find(due.stream);
-        if (found == connections_.end() || found->second.session->id != due.session_id ||
-            found->second.session->user || found->second.session->admin) {
+        if (!still_silent(due)) {
             continue;  // closed already, or it said hello
         }
-        const StreamPtr stream = found->second.stream;
+        const StreamPtr stream = connections_.at(due.stream).stream;
         close(stream, CloseReason::hello_timeout,
               fmt::format("no hello within {} ms", options_.hello_timeout.count()));
     }
@@ -231,6 +245,7 @@ void ClientServer::accept(asio::ip::tcp::socket socket, const asio::ip::tcp::end
     // sockets cannot hold the connection limit.
     awaiting_hello_.push_back(HelloDue{std::chrono::steady_clock::now() + options_.hello_timeout,
                                        stream.get(), session->id});
+    forget_greeted();
     arm_hello_timer();
     asio::co_spawn(context_, mesh::FramedStream::write_loop(stream, alive_), asio::detached);
     asio::co_spawn(context_, serve(this, stream, session, alive_), asio::detached);

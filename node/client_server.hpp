@@ -114,6 +114,8 @@ private:
     void close(const StreamPtr& stream, CloseReason why, std::string_view detail);
     void arm_hello_timer();
     void close_silent();
+    void forget_greeted();
+    [[nodiscard]] bool still_silent(const HelloDue& due) const;
     [[nodiscard]] bool take_budget(Session& session);
     void accept(asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint& peer);
     static asio::awaitable<void> serve(ClientServer* self, StreamPtr stream,
