@@ -229,7 +229,8 @@ void Home::leave_room_of(const UserId& user, TicketType type, EndReason why,
             done(fail(Errc::room_not_found, "the user is not a member of its room"));
             return;
         }
-        rooms_.remove_party(*room, TicketId(member->ticket_id), why, true);
+        rooms_.remove_party(*room, TicketId(member->ticket_id), why, true,
+                            why == EndReason::disconnected ? &user : nullptr);
         done({});
         return;
     }

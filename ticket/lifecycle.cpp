@@ -324,13 +324,14 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
     ticket.candidates.clear();
     ticket.next_candidate = 0;
     ticket.taken = 0;
+    contended_.forget_gone(context_.scheduler.now());
     for (const matching::Found& item : outcome.items) {
         const std::string_view room_id = room_of_item(item.unique_id);
         auto node = node_of(room_id);
         const bool seen =
             std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
                         [&](const Candidate& c) { return c.room_id.str() == room_id; });
-        if (node && room_id != ticket.room_id.str() && !seen) {
+        if (node && room_id != ticket.room_id.str() && !seen && !contended_.is_gone(room_id)) {
             ticket.candidates.push_back(Candidate{TicketId(room_id), *node, since_of(item)});
         }
     }
@@ -339,6 +340,11 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
                          [](const Candidate& a, const Candidate& b) {
                              return a.waiting_since_ms < b.waiting_since_ms;
                          });
+    } else if (ticket.params.prefer == Prefer::spread) {
+        // Rooms another searcher here is joining last: it may well take the last seat.
+        std::stable_partition(
+            ticket.candidates.begin(), ticket.candidates.end(),
+            [&](const Candidate& c) { return !contended_.is_joined(c.room_id.str()); });
     }
     if (ticket.candidates.empty()) {
         ++ticket.empty_searches;
@@ -409,11 +415,14 @@ void Tickets::send_join(const TicketId& id) {
     if (auto room = rooms_.find(ticket.room_id); ticket.looking && room != nullptr) {
         room->state = RoomState::searching;  // a party in two rooms would be two matches
     }
+    const TicketId room_id = ticket.joining->room_id;
+    contended_.joining(room_id);
     if (ticket.joining->node == context_.self()) {
         auto reply = rooms_.accept_join(join);
         context_.scheduler.run_after(Duration(0),
-                                     [this, alive = context_.alive, id, attempt, reply] {
+                                     [this, alive = context_.alive, id, attempt, room_id, reply] {
                                          if (*alive) {
+                                             note_join_answer(room_id, reply);
                                              on_join_reply(id, attempt, reply);
                                          }
                                      });
@@ -421,12 +430,13 @@ void Tickets::send_join(const TicketId& id) {
     }
     // A join honours its ticket's deadline: no retry starts after it.
     auto answered = [this, alive = context_.alive, id, attempt, node = ticket.joining->node,
-                     leave = LeaveMessage{ticket.joining->room_id, ticket.owner(), ticket.type}](
+                     leave = LeaveMessage{room_id, ticket.owner(), ticket.type}](
                         std::expected<mesh::PayloadView, mesh::MeshError> reply) {
         if (!*alive) {
             return;
         }
         if (!reply) {
+            contended_.answered(leave.room_id);
             auto ticket = tickets_.find(id);
             const bool still_joining =
                 ticket != nullptr && ticket->joining && ticket->joining->attempt == attempt;
@@ -439,8 +449,9 @@ void Tickets::send_join(const TicketId& id) {
             }
             on_join_reply(id, attempt, std::unexpected(reply.error().message));
         } else {
-            on_join_reply(id, attempt,
-                          decode_join_reply(*reply, context_.network.reader_options()));
+            auto answer = decode_join_reply(*reply, context_.network.reader_options());
+            note_join_answer(leave.room_id, answer);
+            on_join_reply(id, attempt, std::move(answer));
         }
     };
     context_.courier.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
@@ -470,6 +481,14 @@ void Tickets::on_join_reply(const TicketId& id, const std::string& attempt,
     } else {
         spread_candidates(ticket);
         try_next_candidate(ticket);
+    }
+}
+
+void Tickets::note_join_answer(const TicketId& room,
+                               const std::expected<JoinReplyMessage, std::string>& reply) {
+    contended_.answered(room);
+    if (reply && reply->gone) {
+        contended_.gone(room, context_.scheduler.now());
     }
 }
 

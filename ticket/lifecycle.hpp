@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ticket/by_owner.hpp"
+#include "ticket/contended_rooms.hpp"
 #include "ticket/context.hpp"
 #include "ticket/state.hpp"
 #include "ticket/wire.hpp"
@@ -46,7 +47,9 @@ public:
     [[nodiscard]] const OwnedTicket* of_owner(const UserId& owner, TicketType type) const {
         return tickets_.of_owner(owner, type);
     }
-    [[nodiscard]] const std::unordered_map<TicketId, OwnedTicket>& all() const { return tickets_.all(); }
+    [[nodiscard]] const std::unordered_map<TicketId, OwnedTicket>& all() const {
+        return tickets_.all();
+    }
     [[nodiscard]] std::size_t size() const { return tickets_.size(); }
 
     // A new ticket for `owner` and its claimed party, with its own room; it starts searching (or
@@ -96,6 +99,9 @@ private:
     void send_join(const TicketId& id);
     void on_join_reply(const TicketId& id, const std::string& attempt,
                        std::expected<JoinReplyMessage, std::string> reply);
+    // What the answer to a join from here (any answer, or none) says about its room.
+    void note_join_answer(const TicketId& room,
+                          const std::expected<JoinReplyMessage, std::string>& reply);
     void start_waiting(OwnedTicket& ticket);
     void refresh_items(const TicketId& id);
     void remove_items(const OwnedTicket& ticket);
@@ -120,6 +126,7 @@ private:
         bool operator()(const auto& left, const auto& right) const { return of(left) < of(right); }
     };
     std::set<std::shared_ptr<const TicketNames>, NamesLess> names_;
+    ContendedRooms contended_;  // rooms that joins from here go to, or found gone
     std::uint64_t next_attempt_ = 1;
     std::mt19937_64 random_;  // seeded from the node's ID: the simulation's runs repeat
 };

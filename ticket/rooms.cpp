@@ -331,7 +331,8 @@ void Rooms::erase(TicketId room_id) {
     }
 }
 
-bool Rooms::remove_party(Room& room, const TicketId& party, EndReason why, bool announce_leave) {
+bool Rooms::remove_party(Room& room, const TicketId& party, EndReason why, bool announce_leave,
+                         const UserId* disconnected) {
     const bool present = std::any_of(room.members.begin(), room.members.end(),
                                      [&](const Member& m) { return m.ticket_id == party; });
     if (!present) {
@@ -350,6 +351,9 @@ bool Rooms::remove_party(Room& room, const TicketId& party, EndReason why, bool 
     room.members = std::move(kept);
     room.edit_extras().ticket_properties.candidates.erase(removed.front().user->id);
     for (const Member& member : removed) {
+        if (disconnected != nullptr && member.user->id == *disconnected) {
+            continue;
+        }
         if (live) {
             push_end_to(room, member, PushKind::cancel, why);
         } else {
@@ -394,7 +398,8 @@ bool Rooms::leave(const TicketId& room_id, const UserId& user, EndReason why) {
     auto member = std::find_if(room->members.begin(), room->members.end(),
                                [&](const Member& m) { return m.user->id == user; });
     return member != room->members.end() &&
-           remove_party(*room, TicketId(member->ticket_id), why, true);
+           remove_party(*room, TicketId(member->ticket_id), why, true,
+                        why == EndReason::disconnected ? &user : nullptr);
 }
 
 void Rooms::drop_members_of(const NodeId& node) {

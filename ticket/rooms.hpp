@@ -56,7 +56,10 @@ public:
     // name the room's own ID, which erasing it frees.
     void erase(TicketId room_id);
     // A party leaves (or is kicked, or its home is gone: `why`, its 222 says); whether it was there.
-    bool remove_party(Room& room, const TicketId& party, EndReason why, bool announce_leave);
+    // `disconnected`: a member whose session ended, whose home ended its participation itself and
+    // is sent nothing more.
+    bool remove_party(Room& room, const TicketId& party, EndReason why, bool announce_leave,
+                      const UserId* disconnected = nullptr);
     // `user` leaves room `room_id` with its party (a leave from its home); whether it was there.
     bool leave(const TicketId& room_id, const UserId& user, EndReason why);
     // A member's broadcast from its home: pushed to every member; whether the sender is one.

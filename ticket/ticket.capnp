@@ -65,6 +65,7 @@ struct JoinReply {
   accepted @0 :Bool;
   reason @1 :Text;                  # why not, when refused
   taken @2 :Bool;                   # refused because the room is gone, closed or full
+  gone @3 :Bool;                    # refused because the room is gone for good
 }
 
 struct Push {

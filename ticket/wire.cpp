@@ -145,6 +145,7 @@ mesh::Payload encode(const JoinReplyMessage& message) {
         root.setAccepted(message.accepted);
         root.setReason(message.reason);
         root.setTaken(message.taken);
+        root.setGone(message.gone);
     });
 }
 
@@ -224,7 +225,8 @@ JoinReplyMessage refused_join(JoinRefusal refusal) {
     const bool seats_gone = refusal != JoinRefusal::other_type &&
                             refusal != JoinRefusal::already_member &&
                             refusal != JoinRefusal::not_allowed;
-    return JoinReplyMessage{false, std::string(to_string(refusal)), seats_gone};
+    return JoinReplyMessage{false, std::string(to_string(refusal)), seats_gone,
+                            refusal == JoinRefusal::room_not_found};
 }
 
 std::string_view to_string(ClaimRefusal refusal) {
@@ -307,7 +309,7 @@ Decoded<JoinReplyMessage> decode_join_reply(mesh::PayloadView payload,
                                             const capnp::ReaderOptions& options) {
     return decode<wire::JoinReply>(payload, options, [](wire::JoinReply::Reader root) {
         return JoinReplyMessage{root.getAccepted(), text(root.getReason(), 1024, "reason"),
-                                root.getTaken()};
+                                root.getTaken(), root.getGone()};
     });
 }
 

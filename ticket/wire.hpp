@@ -28,6 +28,7 @@ struct JoinReplyMessage {
     bool accepted = false;
     std::string reason;
     bool taken = false;  // refused because the room is gone, closed or full, not by its rules
+    bool gone = false;   // refused because the room is gone: no later join can succeed
 };
 
 [[nodiscard]] std::string_view to_string(JoinRefusal refusal);

@@ -134,6 +134,25 @@ TEST_CASE("ticket/wire: session announcements round-trip, and too many in one ar
     CHECK(refused.error().find("sessions in one message") != std::string::npos);
 }
 
+TEST_CASE("ticket/wire: a join refused for a room that is gone says so, and no other refusal does") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    auto reply_to = [&](ticket::JoinRefusal refusal) {
+        const mesh::Payload sent = ticket::encode(ticket::refused_join(refusal));
+        auto reply = ticket::decode_join_reply(sent.words(), options);
+        REQUIRE(reply.has_value());
+        CHECK_FALSE(reply->accepted);
+        return *reply;
+    };
+    const ticket::JoinReplyMessage gone = reply_to(ticket::JoinRefusal::room_not_found);
+    CHECK(gone.gone);
+    CHECK(gone.taken);
+    CHECK(gone.reason == "room not found");
+    for (auto refusal : {ticket::JoinRefusal::not_waiting, ticket::JoinRefusal::full,
+                         ticket::JoinRefusal::not_allowed, ticket::JoinRefusal::closed}) {
+        CHECK_FALSE(reply_to(refusal).gone);
+    }
+}
+
 TEST_CASE("ticket/wire: where a user is round-trips, and an oversized user ID is refused") {
     const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
     auto located = ticket::decode_located(

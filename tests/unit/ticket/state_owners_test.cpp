@@ -1,8 +1,9 @@
 // The ticket service's state owners: what it recalls for a while, its local users, their
-// participations, and records by ID with each owner's current one.
+// participations, records by ID with each owner's current one, and the rooms searchers contend for.
 #include <doctest/doctest.h>
 
 #include "ticket/by_owner.hpp"
+#include "ticket/contended_rooms.hpp"
 #include "ticket/local_users.hpp"
 #include "ticket/participations.hpp"
 #include "ticket/recall.hpp"
@@ -125,4 +126,39 @@ TEST_CASE(
     records.erase(TicketId("r3"), ann, 1);
     CHECK(records.of_owner(ann, 1) == nullptr);
     CHECK(records.all().size() == 1);
+}
+
+TEST_CASE("ticket/contended-rooms: a room is joined while any join to it is out") {
+    ContendedRooms rooms;
+    const TicketId room("n1/7");
+    CHECK_FALSE(rooms.is_joined("n1/7"));
+    rooms.joining(room);
+    rooms.joining(room);
+    CHECK(rooms.is_joined("n1/7"));
+    CHECK_FALSE(rooms.is_joined("n1/8"));
+    rooms.answered(room);
+    CHECK(rooms.is_joined("n1/7"));
+    rooms.answered(room);
+    CHECK_FALSE(rooms.is_joined("n1/7"));
+    rooms.answered(room);  // an answer with no join out changes nothing
+    CHECK_FALSE(rooms.is_joined("n1/7"));
+}
+
+TEST_CASE("ticket/contended-rooms: a room found gone is skipped a while, oldest forgotten first") {
+    ContendedRooms rooms;
+    rooms.gone(TicketId("n1/1"), start);
+    rooms.gone(TicketId("n1/1"), start + Duration(10));  // once is enough: held from the first
+    CHECK(rooms.is_gone("n1/1"));
+    rooms.forget_gone(start + ContendedRooms::gone_hold - Duration(1));
+    CHECK(rooms.is_gone("n1/1"));
+    rooms.forget_gone(start + ContendedRooms::gone_hold);
+    CHECK_FALSE(rooms.is_gone("n1/1"));
+
+    for (std::size_t i = 0; i < ContendedRooms::gone_max + 10; ++i) {
+        rooms.gone(TicketId("n2/" + std::to_string(i)), start);
+    }
+    CHECK_FALSE(rooms.is_gone("n2/0"));
+    CHECK_FALSE(rooms.is_gone("n2/9"));
+    CHECK(rooms.is_gone("n2/10"));
+    CHECK(rooms.is_gone("n2/" + std::to_string(ContendedRooms::gone_max + 9)));
 }
