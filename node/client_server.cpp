@@ -264,7 +264,7 @@ asio::awaitable<void> ClientServer::serve(ClientServer* self, StreamPtr stream,
         }
         if (error) {
             self->throttle_.warn(*self->log_, "tls", "client: TLS handshake with {} failed: {}",
-                                 stream->remote(), error.message());
+                                 session->remote, error.message());
             self->close(stream, CloseReason::handshake_failed, "TLS: " + error.message());
             co_return;
         }
@@ -279,7 +279,7 @@ asio::awaitable<void> ClientServer::serve(ClientServer* self, StreamPtr stream,
     }
     if (*alive) {
         self->throttle_.warn(*self->log_, "failed", "client: closed connection from {}: {}",
-                             stream->remote(), mesh::printable(failure));
+                             session->remote, mesh::printable(failure));
         self->close(stream, CloseReason::error, failure);
     }
 }

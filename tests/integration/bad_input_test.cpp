@@ -59,6 +59,14 @@ struct OneNode {
     NodeProcess node = NodeProcess::start(folder, "target", config);
 };
 
+// A node that gives a client connection 4 s to say hello.
+struct SlowHellos {
+    TestFolder folder;
+    std::filesystem::path config = folder.write(
+        "node.json", test_config(secret, R"(, "limits": {"clientHelloTimeoutMs": 4000})"));
+    NodeProcess node = NodeProcess::start(folder, "target", config);
+};
+
 // A node that takes client frames of up to 16 MiB.
 struct BigFrames {
     TestFolder folder;
@@ -345,6 +353,30 @@ TEST_CASE_FIXTURE(OneNode,
     REQUIRE(client->call(HelloCommand{UserId("quiet"), "", {}}).has_value());
     std::this_thread::sleep_for(600ms);
     CHECK(client->call(MembersCommand{}).has_value());
+}
+
+TEST_CASE_FIXTURE(SlowHellos,
+                  "integration/bad-input: many greeted connections within the hello timeout leave "
+                  "a silent one to be closed, and the greeted ones open") {
+    // Past 1,024 connections awaiting their check, those that said hello or closed are dropped
+    // from the queue: the silent one among them must keep its place, the greeted ones their
+    // connections.
+    RawConnection silent(node.client_address());
+    const auto opened = std::chrono::steady_clock::now();
+    auto kept = BlockingClient::connect(node.client_address());
+    REQUIRE(kept.has_value());
+    REQUIRE(kept->call(HelloCommand{UserId("kept"), "", {}}).has_value());
+    for (int i = 0; i < 1500; ++i) {
+        auto passing = BlockingClient::connect(node.client_address());
+        REQUIRE(passing.has_value());
+        REQUIRE(passing->call(HelloCommand{UserId(fmt::format("passing-{}", i)), "", {}})
+                    .has_value());
+    }
+    CHECK(silent.closed_by_peer(8s));
+    CHECK(std::chrono::steady_clock::now() - opened >= 4s);
+    CHECK(metric_becomes(
+        node, R"(matchmesh_client_connections_closed_total{reason="hello_timeout"})", 1));
+    CHECK(kept->call(MembersCommand{}).has_value());
 }
 
 TEST_CASE_FIXTURE(BigFrames,
