@@ -210,7 +210,14 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
     // a frame costs both nodes far more than the keys it carries.
     std::vector<bool> covered(replicas.size(), false);
     std::optional<NodeId> chosen = network_.self().id;
-    std::map<NodeId, std::size_t> holders;  // uncovered keys each node holds
+    // Uncovered keys each node holds: a handful of nodes, so a list.
+    std::vector<std::pair<const NodeId*, std::size_t>> holders;
+    holders.reserve(replicas.size() * (replicas.empty() ? 0 : replicas.front().size()));
+    const auto held_by = [&](const NodeId& node) -> std::size_t& {
+        auto found = std::find_if(holders.begin(), holders.end(),
+                                  [&](const auto& entry) { return *entry.first == node; });
+        return found != holders.end() ? found->second : holders.emplace_back(&node, 0).second;
+    };
     while (chosen) {
         for (std::size_t k = 0; k < replicas.size(); ++k) {
             auto& list = replicas[k];
@@ -229,7 +236,7 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
                 continue;
             }
             for (const NodeId& node : replicas[k]) {
-                if (const std::size_t count = ++holders[node]; count > best) {
+                if (const std::size_t count = ++held_by(node); count > best) {
                     best = count;
                 }
             }
@@ -239,7 +246,7 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
                 continue;
             }
             for (const NodeId& node : replicas[k]) {
-                if (holders[node] == best) {
+                if (held_by(node) == best) {
                     chosen = node;
                     break;
                 }

@@ -325,14 +325,15 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
     ticket.next_candidate = 0;
     ticket.taken = 0;
     contended_.forget_gone(context_.scheduler.now());
-    for (const matching::Found& item : outcome.items) {
+    for (matching::Found& item : outcome.items) {
         const std::string_view room_id = room_of_item(item.unique_id);
-        auto node = node_of(room_id);
-        const bool seen =
-            std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
-                        [&](const Candidate& c) { return c.room_id.str() == room_id; });
-        if (node && room_id != ticket.room_id.str() && !seen && !contended_.is_gone(room_id)) {
-            ticket.candidates.push_back(Candidate{TicketId(room_id), *node, since_of(item)});
+        const bool seen = std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
+                                      [&](const Candidate& c) { return c.room() == room_id; });
+        if (!node_text_of(room_id).empty() && room_id != ticket.room_id.str() && !seen &&
+            !contended_.is_gone(room_id)) {
+            const std::size_t room_length = room_id.size();
+            const std::int64_t since = since_of(item);
+            ticket.candidates.push_back(Candidate{std::move(item.unique_id), room_length, since});
         }
     }
     if (ticket.params.prefer == Prefer::oldest) {
@@ -344,7 +345,7 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
         // Rooms another searcher here is joining last: it may well take the last seat.
         std::stable_partition(
             ticket.candidates.begin(), ticket.candidates.end(),
-            [&](const Candidate& c) { return !contended_.is_joined(c.room_id.str()); });
+            [&](const Candidate& c) { return !contended_.is_joined(c.room()); });
     }
     if (ticket.candidates.empty()) {
         ++ticket.empty_searches;
@@ -365,8 +366,8 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
     if (ticket.next_candidate < ticket.candidates.size() && ticket.taken < taken_max) {
         const Candidate& candidate = ticket.candidates[ticket.next_candidate++];
         ticket.joining = std::make_unique<JoinAttempt>(
-            JoinAttempt{fmt::format("{}/{}", ticket.id.str(), next_attempt_++), candidate.room_id,
-                        candidate.node});
+            JoinAttempt{fmt::format("{}/{}", ticket.id.str(), next_attempt_++),
+                        TicketId(candidate.room()), NodeId(node_text_of(candidate.room()))});
         send_join(ticket.id);
         return;
     }

@@ -106,10 +106,16 @@ struct TicketSettings {
     }
 };
 
+// A room a search found: the ID of its item as the search gave it (so that a search's rooms
+// cost no copies; IDs are made for the few tried), and the room's part of it.
 struct Candidate {
-    TicketId room_id;
-    NodeId node;
+    std::string item_id;
+    std::size_t room_length = 0;
     std::int64_t waiting_since_ms = INT64_MAX;  // with Prefer::oldest: when the room began waiting
+
+    [[nodiscard]] std::string_view room() const {
+        return std::string_view(item_id).substr(0, room_length);
+    }
 };
 
 // A join this node's ticket is trying; it repeats the same attempt until it gets an answer.

@@ -234,12 +234,17 @@ TicketId make_ticket_id(std::uint64_t counter, std::uint64_t incarnation, const 
     return TicketId(fmt::format("{}.{}@{}", counter, incarnation, node.str()));
 }
 
-std::optional<NodeId> node_of(std::string_view ticket_or_room_id) {
+std::string_view node_text_of(std::string_view ticket_or_room_id) {
     const auto at = ticket_or_room_id.find('@');
-    if (at == std::string_view::npos || at + 1 == ticket_or_room_id.size()) {
+    return at == std::string_view::npos ? std::string_view() : ticket_or_room_id.substr(at + 1);
+}
+
+std::optional<NodeId> node_of(std::string_view ticket_or_room_id) {
+    const std::string_view node = node_text_of(ticket_or_room_id);
+    if (node.empty()) {
         return std::nullopt;
     }
-    return NodeId(ticket_or_room_id.substr(at + 1));
+    return NodeId(node);
 }
 
 Bytes generate_failure_payload(std::string_view message, std::uint16_t code) {

@@ -227,6 +227,8 @@ using Result = std::expected<T, TicketError>;
 [[nodiscard]] TicketId make_ticket_id(std::uint64_t counter, std::uint64_t incarnation,
                                       const NodeId& node);
 [[nodiscard]] std::optional<NodeId> node_of(std::string_view ticket_or_room_id);
+// The same node's ID as text, empty when the ID names none.
+[[nodiscard]] std::string_view node_text_of(std::string_view ticket_or_room_id);
 
 // The payload of a ticket-failure push: a message and a code, and back.
 [[nodiscard]] Bytes generate_failure_payload(std::string_view message, std::uint16_t code);
