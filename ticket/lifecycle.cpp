@@ -343,9 +343,8 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
                          });
     } else if (ticket.params.prefer == Prefer::spread) {
         // Rooms another searcher here is joining last: it may well take the last seat.
-        std::stable_partition(
-            ticket.candidates.begin(), ticket.candidates.end(),
-            [&](const Candidate& c) { return !contended_.is_joined(c.room()); });
+        std::stable_partition(ticket.candidates.begin(), ticket.candidates.end(),
+                              [&](const Candidate& c) { return !contended_.is_joined(c.room()); });
     }
     if (ticket.candidates.empty()) {
         ++ticket.empty_searches;

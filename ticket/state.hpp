@@ -146,10 +146,10 @@ struct OwnedTicket {
     std::uint8_t wait_searches = 0;  // made so far
     std::uint8_t taken = 0;          // candidates of the last search found taken
     bool looking = false;            // waiting, and searching or joining another waiting room
+    bool expired = false;            // the deadline passed while a join was unresolved
     bool backfill = false;
     bool complete_when_expire = false;
     std::optional<EndReason> cancel_requested;  // while a join is unresolved: why
-    bool expired = false;           // the deadline passed while a join was unresolved
 
     [[nodiscard]] const UserId& owner() const { return party.front()->id; }
 };
