@@ -529,7 +529,8 @@ void Tickets::conclude_join(OwnedTicket& ticket) {
     const JoinAttempt joined = *ticket.joining;
     const TicketId id = ticket.id;
     ticket.joining.reset();
-    remove_items(ticket);           // a waiting ticket's, while its phase still says it has some
+    // A waiting ticket's items, while its phase still says it has some.
+    remove_items(ticket);
     if (ticket.cancel_requested) {  // the room's 222 to the party says why
         context_.courier.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
                                  encode(LeaveMessage{joined.room_id, ticket.owner(), ticket.type,
