@@ -218,20 +218,13 @@ void Home::leave_room_of(const UserId& user, TicketType type, EndReason why,
     }
     const Participation participation = *found;
     if (participation.room_node == context_.self()) {
-        auto room = rooms_.find(participation.room_id);
-        if (room == nullptr) {
+        if (!rooms_.contains(participation.room_id)) {
             done(fail(Errc::room_not_found, "the room no longer exists"));
             return;
         }
-        auto member = std::find_if(room->members.begin(), room->members.end(),
-                                   [&](const Member& m) { return m.user->id == user; });
-        if (member == room->members.end()) {
-            done(fail(Errc::room_not_found, "the user is not a member of its room"));
-            return;
-        }
-        rooms_.remove_party(*room, TicketId(member->ticket_id), why, true,
-                            why == EndReason::disconnected ? &user : nullptr);
-        done({});
+        done(rooms_.leave(participation.room_id, user, why)
+                 ? Result<void>{}
+                 : fail(Errc::room_not_found, "the user is not a member of its room"));
         return;
     }
     context_.courier.request(

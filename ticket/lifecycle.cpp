@@ -435,8 +435,11 @@ void Tickets::send_join(const TicketId& id) {
         if (!*alive) {
             return;
         }
+        std::expected<JoinReplyMessage, std::string> answer =
+            reply ? decode_join_reply(*reply, context_.network.reader_options())
+                  : std::unexpected(reply.error().message);
+        note_join_answer(leave.room_id, answer);
         if (!reply) {
-            contended_.answered(leave.room_id);
             auto ticket = tickets_.find(id);
             const bool still_joining =
                 ticket != nullptr && ticket->joining && ticket->joining->attempt == attempt;
@@ -447,12 +450,8 @@ void Tickets::send_join(const TicketId& id) {
                 context_.courier.request(node, wire::SERVICE, wire::METHOD_LEAVE, encode(leave),
                                          [](auto) {});
             }
-            on_join_reply(id, attempt, std::unexpected(reply.error().message));
-        } else {
-            auto answer = decode_join_reply(*reply, context_.network.reader_options());
-            note_join_answer(leave.room_id, answer);
-            on_join_reply(id, attempt, std::move(answer));
         }
+        on_join_reply(id, attempt, std::move(answer));
     };
     context_.courier.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
                              std::move(answered), ticket.deadline);
