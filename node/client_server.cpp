@@ -135,13 +135,16 @@ void ClientServer::forget_greeted() {
     if (awaiting_hello_.size() <= 2 * connections_.size() + 1024) {
         return;
     }
-    std::erase_if(awaiting_hello_, [this](const HelloDue& due) { return !still_silent(due); });
+    std::erase_if(awaiting_hello_,
+                  [this](const HelloDue& due) { return still_silent(due) == nullptr; });
 }
 
-bool ClientServer::still_silent(const HelloDue& due) const {
+const ClientServer::Connection* ClientServer::still_silent(const HelloDue& due) const {
     auto found = connections_.find(due.stream);
-    return found != connections_.end() && found->second.session->id == due.session_id &&
-           !found->second.session->user && !found->second.session->admin;
+    const bool silent = found != connections_.end() &&
+                        found->second.session->id == due.session_id &&
+                        !found->second.session->user && !found->second.session->admin;
+    return silent ? &found->second : nullptr;
 }
 
 void ClientServer::close_silent() {
@@ -149,10 +152,11 @@ void ClientServer::close_silent() {
     while (!awaiting_hello_.empty() && awaiting_hello_.front().at <= now) {
         const HelloDue due = awaiting_hello_.front();
         awaiting_hello_.pop_front();
-        if (!still_silent(due)) {
+        const Connection* silent = still_silent(due);
+        if (silent == nullptr) {
             continue;  // closed already, or it said hello
         }
-        const StreamPtr stream = connections_.at(due.stream).stream;
+        const StreamPtr stream = silent->stream;
         close(stream, CloseReason::hello_timeout,
               fmt::format("no hello within {} ms", options_.hello_timeout.count()));
     }

@@ -115,7 +115,8 @@ private:
     void arm_hello_timer();
     void close_silent();
     void forget_greeted();
-    [[nodiscard]] bool still_silent(const HelloDue& due) const;
+    // The connection of `due` if it is still open and has not said hello, else null.
+    [[nodiscard]] const Connection* still_silent(const HelloDue& due) const;
     [[nodiscard]] bool take_budget(Session& session);
     void accept(asio::ip::tcp::socket socket, const asio::ip::tcp::endpoint& peer);
     static asio::awaitable<void> serve(ClientServer* self, StreamPtr stream,
