@@ -59,6 +59,12 @@ matchmesh_require(prometheus-cpp_FOUND prometheus-cpp-dev)
 find_package(civetweb QUIET)
 matchmesh_require(civetweb_FOUND libcivetweb-dev)
 
+# The WebSocket gateway's HTTP and WebSocket server: Boost.Beast on Boost.Asio (header-only).
+if(MATCHMESH_BUILD_GATEWAY)
+    find_package(Boost 1.74 QUIET)
+    matchmesh_require(Boost_FOUND libboost-dev)
+endif()
+
 if(MATCHMESH_BUILD_TESTS)
     find_package(doctest QUIET)
     matchmesh_require(doctest_FOUND doctest-dev)

@@ -45,6 +45,9 @@ install(TARGETS ${matchmesh_exported_targets}
     LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
     INCLUDES DESTINATION "${matchmesh_include_root}" "${CMAKE_INSTALL_INCLUDEDIR}")
 install(TARGETS matchmesh matchmesh-cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+if(TARGET matchmesh-gateway)
+    install(TARGETS matchmesh-gateway RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+endif()
 
 # Headers keep their repository paths below include/matchmesh/. The simulation, the examples and
 # the tools are not part of the package.
@@ -55,6 +58,7 @@ foreach(module mesh config matching ticket node)
         PATTERN "sim" EXCLUDE
         PATTERN "include" EXCLUDE
         PATTERN "examples" EXCLUDE
+        PATTERN "clients" EXCLUDE
         PATTERN "bench" EXCLUDE
         PATTERN "tools" EXCLUDE)
 endforeach()

@@ -1,5 +1,6 @@
 #include "mesh/frame.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <capnp/serialize.h>
@@ -108,14 +109,20 @@ Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> paylo
     return encode_message_frame(message);
 }
 
+std::array<std::byte, frame_header_bytes> frame_header(std::size_t body_bytes) {
+    MM_ASSERT(body_bytes <= UINT32_MAX && body_bytes % sizeof(capnp::word) == 0);
+    std::array<std::byte, frame_header_bytes> header{};
+    put_u32(header.data(), static_cast<std::uint32_t>(body_bytes));
+    put_u16(header.data() + 4, frame_version);
+    return header;
+}
+
 Frame encode_message_frame(capnp::MessageBuilder& message) {
     const std::size_t body_bytes =
         capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word);
-    MM_ASSERT(body_bytes <= UINT32_MAX);
     Frame frame(frame_header_bytes + body_bytes);
-    put_u32(frame.data(), static_cast<std::uint32_t>(body_bytes));
-    put_u16(frame.data() + 4, frame_version);
-    put_u16(frame.data() + 6, 0);
+    const auto header = frame_header(body_bytes);
+    std::copy(header.begin(), header.end(), frame.begin());
     write_flat(message, std::span(frame).subspan(frame_header_bytes));
     return frame;
 }

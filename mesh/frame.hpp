@@ -76,6 +76,9 @@ struct FrameFields {
 
 [[nodiscard]] Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> payload);
 
+// The header of a frame whose body is `body_bytes` long (a whole number of words, at most 4 GiB).
+[[nodiscard]] std::array<std::byte, frame_header_bytes> frame_header(std::size_t body_bytes);
+
 // A frame whose body is `message` itself (the client protocol's framing).
 [[nodiscard]] Frame encode_message_frame(capnp::MessageBuilder& message);
 

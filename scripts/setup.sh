@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages matchmesh builds and runs with, and only those that are missing.
+# Installs the Debian packages matchmesh builds and runs with, and only those that are missing;
+# with --with-tests, also the TypeScript SDK's npm packages (node/clients/typescript, from the
+# npm registry, as its package-lock.json pins them).
 # Idempotent: when everything is present it prints one line and changes nothing.
 # Usage: scripts/setup.sh [--with-demo] [--with-bench] [--with-tests] [--with-fuzz]
 set -euo pipefail
@@ -9,16 +11,20 @@ packages=(
     build-essential cmake pkg-config
     libasio-dev capnproto libcapnp-dev libxxhash-dev libspdlog-dev doctest-dev
     nlohmann-json3-dev libcli11-dev libssl-dev prometheus-cpp-dev libcivetweb-dev libhiredis-dev
-    libjemalloc-dev
+    libjemalloc-dev libboost-dev
 )
 tools=()
+npm_folders=()
 for arg in "$@"; do
     case "$arg" in
         --with-demo) packages+=(gnuplot-nox) ;;
         --with-bench) packages+=(gnuplot-nox redis-server valgrind python3) ;;
         # The fault tests: network namespaces, the nodes' metrics, the load generator's report;
         # the deployment checks read the manifest and the alert rules (python3-yaml).
-        --with-tests) packages+=(iproute2 curl python3 python3-yaml) tools+=(promtool) ;;
+        # The TypeScript SDK's tests run on Node.js (a machine without one gets Debian's).
+        --with-tests) packages+=(iproute2 curl python3 python3-yaml) tools+=(promtool)
+            npm_folders+=(node/clients/typescript)
+            command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm) ;;
         # libFuzzer and its sanitizers come with Clang's runtime (scripts/fuzz.sh).
         --with-fuzz) packages+=(clang-16 libclang-rt-16-dev) ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
@@ -58,6 +64,16 @@ for tool in "${tools[@]}"; do
     rm -rf "$scratch"
     echo "setup.sh: $tool in build/tools (from Debian's prometheus package)"
     missing+=("$tool")
+done
+
+# npm packages: installed exactly as the lock file says, again only when it changed since.
+for folder in "${npm_folders[@]}"; do
+    stamp="$root/$folder/node_modules/.installed-lock.json"
+    cmp -s "$root/$folder/package-lock.json" "$stamp" 2>/dev/null && continue
+    (cd "$root/$folder" && npm ci --no-audit --no-fund --loglevel=error </dev/null)
+    cp "$root/$folder/package-lock.json" "$stamp"
+    echo "setup.sh: npm packages of $folder installed"
+    missing+=("$folder")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -1,0 +1,84 @@
+// The SDK against real nodes, through their gateways.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { connect, MatchmeshError, TicketEnded } from "../dist/index.js";
+import { startCluster, webSocketClass } from "../testing/cluster.mjs";
+
+let cluster;
+let WebSocket;
+const clients = [];
+
+before(async () => {
+  WebSocket = await webSocketClass();
+  cluster = await startCluster(2);
+});
+
+after(async () => {
+  for (const client of clients) {
+    client.close();
+  }
+  await cluster?.stop();
+});
+
+async function player(user, gateway) {
+  const client = await connect(gateway, { user, WebSocket, reconnect: false });
+  clients.push(client);
+  return client;
+}
+
+test("two players on two nodes are matched, and each receives the roster", async () => {
+  const ann = await player("ann", cluster.gateways[0].ws);
+  const bob = await player("bob", cluster.gateways[1].ws);
+  const heard = [];
+  ann.on("matched", (match) => heard.push(["ann", match.roomId]));
+  const [annMatch, bobMatch] = await Promise.all([
+    ann.startTicket(1, { rating: 1500 }),
+    bob.startTicket(1, { rating: 1550 }),
+  ]);
+  assert.equal(annMatch.roomId, bobMatch.roomId);
+  for (const match of [annMatch, bobMatch]) {
+    assert.equal(match.ticketType, 1);
+    assert.deepEqual(match.players.map((p) => p.user).sort(), ["ann", "bob"]);
+    const byUser = Object.fromEntries(match.players.map((p) => [p.user, p]));
+    assert.equal(byUser.ann.values.rating, 1500);
+    assert.equal(byUser.bob.values.rating, 1550);
+    assert.equal(match.quality?.spread, 50);
+  }
+  assert.deepEqual(heard, [["ann", annMatch.roomId]]);
+});
+
+test("a refused command rejects with the node's category and words", async () => {
+  const cid = await player("cid", cluster.gateways[0].ws);
+  await assert.rejects(cid.startTicket(9, { rating: 1500 }), (error) => {
+    assert.ok(error instanceof MatchmeshError);
+    assert.equal(error.category, "unknown_ticket_type");
+    assert.match(error.message, /9/);
+    return true;
+  });
+  await assert.rejects(cid.startTicket(1, { level: 3 }), (error) => {
+    assert.ok(error instanceof MatchmeshError);
+    assert.equal(error.category, "invalid_params");
+    return true;
+  });
+});
+
+test("a canceled ticket rejects with why it ended", async () => {
+  const dee = await player("dee", cluster.gateways[1].ws);
+  const ticket = dee.startTicket(1, { rating: 9000 });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await dee.cancelTicket(1);
+  await assert.rejects(ticket, (error) => {
+    assert.ok(error instanceof TicketEnded);
+    assert.equal(error.reason, "canceled");
+    return true;
+  });
+});
+
+test("a second session of a user ends the first, which hears why", async () => {
+  const first = await player("eve", cluster.gateways[0].ws);
+  const ended = new Promise((resolve) => first.on("disconnected", resolve));
+  await player("eve", cluster.gateways[1].ws);
+  const error = await ended;
+  assert.ok(error instanceof MatchmeshError);
+});
