@@ -21,8 +21,9 @@ for arg in "$@"; do
         --with-bench) packages+=(gnuplot-nox redis-server valgrind python3) ;;
         # The fault tests: network namespaces, the nodes' metrics, the load generator's report;
         # the deployment checks read the manifest and the alert rules (python3-yaml).
-        # The TypeScript SDK's tests run on Node.js (a machine without one gets Debian's).
-        --with-tests) packages+=(iproute2 curl python3 python3-yaml) tools+=(promtool)
+        # The TypeScript SDK's tests run on Node.js (a machine without one gets Debian's), the
+        # playground's in Debian's Chromium.
+        --with-tests) packages+=(iproute2 curl python3 python3-yaml chromium) tools+=(promtool)
             npm_folders+=(node/clients/typescript)
             command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm) ;;
         # libFuzzer and its sanitizers come with Clang's runtime (scripts/fuzz.sh).
