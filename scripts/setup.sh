@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages matchmesh builds and runs with, and only those that are missing;
-# with --with-tests, also the TypeScript SDK's npm packages (node/clients/typescript, from the
+# with --with-web or --with-tests, also the TypeScript SDK's npm packages (node/clients/typescript, from the
 # npm registry, as its package-lock.json pins them).
 # Idempotent: when everything is present it prints one line and changes nothing.
-# Usage: scripts/setup.sh [--with-demo] [--with-bench] [--with-tests] [--with-fuzz]
+# Usage: scripts/setup.sh [--with-demo] [--with-web] [--with-bench] [--with-tests] [--with-fuzz]
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,22 +15,28 @@ packages=(
 )
 tools=()
 npm_folders=()
+web=0
 for arg in "$@"; do
     case "$arg" in
         --with-demo) packages+=(gnuplot-nox) ;;
         --with-bench) packages+=(gnuplot-nox redis-server valgrind python3) ;;
         # The fault tests: network namespaces, the nodes' metrics, the load generator's report;
         # the deployment checks read the manifest and the alert rules (python3-yaml).
-        # The TypeScript SDK's tests run on Node.js (a machine without one gets Debian's), the
-        # playground's in Debian's Chromium.
+        # The TypeScript SDK and the playground build with Node.js (a machine without one gets
+        # Debian's); their tests also run the playground in Debian's Chromium.
+        --with-web) web=1 ;;
         --with-tests) packages+=(iproute2 curl python3 python3-yaml chromium) tools+=(promtool)
-            npm_folders+=(node/clients/typescript)
-            command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm) ;;
+            web=1 ;;
         # libFuzzer and its sanitizers come with Clang's runtime (scripts/fuzz.sh).
         --with-fuzz) packages+=(clang-16 libclang-rt-16-dev) ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done
+
+if [ $web -eq 1 ]; then
+    npm_folders+=(node/clients/typescript)
+    command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+fi
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then
