@@ -3,7 +3,7 @@
 // Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh or redis,
 // with the ideal's own run on each trace in ideal-<rate>.json) and, when present, the team run
 // (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json, sim-memory.json,
-// sim-pool.json, sim-scale.json and instructions.txt; writes <dir>/summary.json, <dir>/table.md and
+// sim-pool.json, sim-scale.json, entrance.json and instructions.txt; writes <dir>/summary.json, <dir>/table.md and
 // the charts' data and gnuplot scripts (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the
 // table.
 //
@@ -343,6 +343,17 @@ std::string markdown(const json& summary) {
             table += fmt::format("{}: {}\n", key, summary[key].dump());
         }
     }
+    if (summary.contains("websocket_entrance")) {
+        const json& e = summary["websocket_entrance"];
+        table += fmt::format(
+            "\nWebSocket entrance (matchmesh-gateway) against the client port, {} commands/s: "
+            "round trip {} ms over TCP, {} ms over WebSocket; CPU per command: node {} us (TCP), "
+            "node {} us + gateway {} us (WebSocket)\n",
+            e["offered_per_s"].dump(), e["tcp"]["round_trip_ms"].dump(),
+            e["websocket"]["round_trip_ms"].dump(), e["tcp"]["node_cpu_us_per_command"].dump(),
+            e["websocket"]["node_cpu_us_per_command"].dump(),
+            e["websocket"]["gateway_cpu_us_per_command"].dump());
+    }
     if (summary.contains("scale") && !summary["scale"].empty()) {
         table +=
             "\n| nodes | frames per match | membership frames per node per s | CPU us per "
@@ -407,6 +418,9 @@ void add_simulation(const fs::path& dir, json& summary) {
     if (const json pool = read_json(dir / "sim-pool.json"); pool.is_object()) {
         summary["pool_growth_exponent"] = pool.value("pool_growth_exponent", json());
         summary["sim_pool"] = pool;
+    }
+    if (const json entrance = read_json(dir / "entrance.json"); entrance.is_object()) {
+        summary["websocket_entrance"] = entrance;
     }
     if (const json scale = read_json(dir / "sim-scale.json"); scale.is_object()) {
         summary["scale"] = scale.value("scale", json::array());

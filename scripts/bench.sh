@@ -10,6 +10,8 @@
 #                                     (about 15 minutes)
 #   scripts/bench.sh --quick          three rates, short runs
 #   scripts/bench.sh --instructions   also count instructions per match (valgrind, slow)
+# Then the WebSocket entrance (matchmesh-gateway) against the client port: round trips and CPU
+# per command through each.
 # Results: bench-results/ (or --out DIR): summary.json, table.md, ttm_cdf.png, ttm_vs_rate.png,
 # scale.png, and every run's report under runs/. Installs what is missing (Redis included) and builds Release.
 set -euo pipefail
@@ -23,16 +25,17 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; shift ;;
         --instructions) instructions=1; shift ;;
         --out) out_dir=$2; shift 2 ;;
-        *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+        *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
 
-"$root/scripts/setup.sh" --with-bench
+"$root/scripts/setup.sh" --with-bench --with-web
 build_dir="$root/build/release"
 echo "bench: building (Release) in $build_dir"
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target matchmesh matchmesh-cli matchmesh-bench \
-    matchmesh-bench-sim matchmesh-bench-summary >/dev/null
+    matchmesh-bench-sim matchmesh-bench-summary matchmesh-gateway >/dev/null
+(cd "$root/node/clients/typescript" && npm run --silent build >/dev/null)
 bin="$build_dir/bin"
 export MATCHMESH_BIN_DIR="$bin"
 
@@ -49,7 +52,7 @@ cpus=$(nproc)
 if [ "$cpus" -ge 2 ] && command -v taskset >/dev/null; then
     span() { if [ "$1" -eq "$2" ]; then echo "$1"; else echo "$1-$2"; fi; }
     server_cpus=$(span 0 $((cpus / 2 - 1))) player_cpus=$(span $((cpus / 2)) $((cpus - 1)))
-    on_players() { taskset -c "$player_cpus" "$@"; }
+    on_players() { MATCHMESH_SERVER_CPUS=$server_cpus taskset -c "$player_cpus" "$@"; }
     pin_servers() { for pid in "$@"; do taskset -a -p -c "$server_cpus" "$pid" >/dev/null; done; }
     placement="servers on CPUs $server_cpus, the load generator on CPUs $player_cpus"
 else
@@ -197,6 +200,12 @@ if [ $instructions -eq 1 ]; then
         "$bin/matchmesh-bench-sim" matches >/dev/null 2>"$out_dir/callgrind.log"
     sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind.out" >"$out_dir/instructions.txt"
 fi
+
+# The WebSocket entrance (matchmesh-gateway) against the client port: the same commands at the
+# same rate through each, round trips and CPU per command.
+echo "bench: the WebSocket entrance against the client port"
+on_players node "$root/node/clients/typescript/bench/entrance.mjs" --json "$out_dir/entrance.json" |
+    python3 -c 'import json, sys; r = json.load(sys.stdin); print("round trip p50 {} ms over TCP, {} ms over WebSocket; CPU per command: node {} us, gateway {} us".format(r["tcp"]["round_trip_ms"]["p50"], r["websocket"]["round_trip_ms"]["p50"], r["tcp"]["node_cpu_us_per_command"], r["websocket"]["gateway_cpu_us_per_command"]))'
 
 placement="$cpus vCPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)): $placement"
 "$bin/matchmesh-bench-summary" "$out_dir" --placement "$placement" --cdf-rate 1000

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the matchmesh container image from Debian packages, without a container registry: a
-# root file system holding only the libraries that `matchmesh` and `matchmesh-cli` link (the
-# Debian packages that own them, found with ldd and dpkg -S on this machine, unpacked by
-# mmdebstrap from the same Debian release), the two programs installed from the build folder, and
+# root file system holding only the libraries that `matchmesh`, `matchmesh-cli` and
+# `matchmesh-gateway` link (the Debian packages that own them, found with ldd and dpkg -S on this
+# machine, unpacked by mmdebstrap from the same Debian release), the programs installed from the
+# build folder, and
 # the non-root user the Kubernetes manifest runs as (10001). No shell, no package manager.
 #
 # It writes run/image/matchmesh-<version>-rootfs.tar, then imports it as matchmesh:<version> with
@@ -45,10 +46,14 @@ if [ "$(. /etc/os-release && echo "$ID")" != debian ] || [ -z "$suite" ]; then
         "the programs were built on" >&2
     exit 1
 fi
-if [ ! -x "$build_dir/bin/matchmesh" ] || [ ! -x "$build_dir/bin/matchmesh-cli" ]; then
-    cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
-    nice -n 19 cmake --build "$build_dir" --target matchmesh matchmesh-cli
-fi
+programs=(matchmesh matchmesh-cli matchmesh-gateway)
+for program in "${programs[@]}"; do
+    if [ ! -x "$build_dir/bin/$program" ]; then
+        cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+        nice -n 19 cmake --build "$build_dir" --target "${programs[@]}"
+        break
+    fi
+done
 version=$("$build_dir/bin/matchmesh" --version | awk '{print $2}')
 
 stage=$(mktemp -d)
@@ -58,8 +63,7 @@ trap 'rm -rf "$stage"' EXIT
 # image keeps only bin/), stripped.
 cmake --install "$build_dir" --prefix "$stage/install" --strip >/dev/null
 mkdir -p "$stage/root/usr/local/bin" "$stage/root/etc"
-install -m 0755 "$stage/install/bin/matchmesh" "$stage/install/bin/matchmesh-cli" \
-    "$stage/root/usr/local/bin/"
+install -m 0755 "${programs[@]/#/$stage/install/bin/}" "$stage/root/usr/local/bin/"
 printf 'root:x:0:0:root:/root:/usr/sbin/nologin\n' >"$stage/root/etc/passwd"
 printf 'matchmesh:x:%s:%s:matchmesh:/nonexistent:/usr/sbin/nologin\n' "$uid" "$uid" \
     >>"$stage/root/etc/passwd"
@@ -78,7 +82,7 @@ owner_of() {
     echo "image.sh: no Debian package owns $1" >&2
     return 1
 }
-libraries=$(ldd "$stage/root/usr/local/bin/matchmesh" "$stage/root/usr/local/bin/matchmesh-cli" |
+libraries=$(ldd "${programs[@]/#/$stage/root/usr/local/bin/}" |
     awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $1 !~ /:$/ {print $1}' | sort -u)
 packages=$(for library in $libraries; do owner_of "$library"; done | sort -u | paste -sd, -)
 echo "image.sh: $suite packages: $packages"

@@ -4,6 +4,9 @@
   check_deploy.py manifest <matchmesh.yaml> <alerts.yml> <node/main.cpp>
       the manifest parses and holds the objects and fields a hardened deployment needs, passes
       the node only flags it has, and the memory alert's bound is 85% of its memory limit
+  check_deploy.py gateway <gateway.yaml> <node/gateway/main.cpp>
+      the gateway's manifest: a hardened Deployment passing only flags the gateway has, sending
+      players to the nodes' client Service, behind an Ingress that terminates TLS
   check_deploy.py promtool <promtool> check|test rules <file>
       runs `promtool check rules` on the rules or `promtool test rules` on their tests (fails,
       saying how to get promtool, when it is absent)
@@ -167,6 +170,49 @@ def check_manifest(manifest_path, rules_path, main_source):
     bound = re.search(r">\s*0\.85\s*\*\s*(\d+)", alert["expr"]) if alert else None
     if not bound or int(bound.group(1)) != limit:
         problems.append(f"MatchmeshMemoryNearLimit is not 0.85 * {limit} (the manifest's limit)")
+    fail(problems)
+
+
+def check_gateway(manifest_path, main_source):
+    with open(manifest_path, encoding="utf-8") as file:
+        objects = by_kind(yaml.safe_load_all(file))
+    problems = [f"no {kind}" for kind in ("Service", "Deployment", "Ingress") if kind not in objects]
+    if problems:
+        fail(problems)
+    (deployment,) = objects["Deployment"]
+    (service,) = objects["Service"]
+    (ingress,) = objects["Ingress"]
+    spec = deployment["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    if spec.get("securityContext", {}).get("runAsNonRoot") is not True:
+        problems.append("the gateway may run as root")
+    hardening = container.get("securityContext", {})
+    if hardening.get("readOnlyRootFilesystem") is not True or hardening.get(
+            "allowPrivilegeEscalation") is not False or hardening.get(
+            "capabilities", {}).get("drop") != ["ALL"]:
+        problems.append("the gateway's container is not locked down")
+    flags = node_flags(main_source)
+    args = {}
+    for argument in container["args"]:
+        flag, _, value = argument.removeprefix("--").partition("=")
+        args[flag] = value
+        if flag not in flags:
+            problems.append(f"the gateway has no flag --{flag} (node/gateway/main.cpp)")
+    if not args.get("nodes", "").startswith("matchmesh-clients."):
+        problems.append("the gateway does not send players to the matchmesh-clients Service")
+    if not args.get("allow-origin"):
+        problems.append("no --allow-origin: no page may connect")
+    if service["spec"]["selector"] != deployment["spec"]["selector"]["matchLabels"]:
+        problems.append("the gateway's Service does not select its pods")
+    rules = ingress["spec"].get("rules", [])
+    hosts = {rule.get("host") for rule in rules}
+    tls_hosts = {host for entry in ingress["spec"].get("tls", []) for host in entry.get("hosts", [])}
+    if not tls_hosts or not hosts <= tls_hosts:
+        problems.append("the Ingress does not terminate TLS for every host it serves")
+    backends = {path["backend"]["service"]["name"] for rule in rules
+                for path in rule["http"]["paths"]}
+    if backends != {service["metadata"]["name"]}:
+        problems.append("the Ingress does not lead to the gateway's Service")
     fail(problems)
 
 
@@ -450,6 +496,7 @@ def check_metrics(binary, cli, dashboard_path, rules_path):
 def main(arguments):
     commands = {
         "manifest": (check_manifest, 3),
+        "gateway": (check_gateway, 2),
         "promtool": (check_promtool, 4),
         "rules": (check_rules, 1),
         "metrics": (check_metrics, 4),

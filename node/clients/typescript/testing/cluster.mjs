@@ -1,6 +1,6 @@
 // A local matchmesh cluster for the tests: nodes on loopback ports they pick free, a gateway in
 // front of each, all stopped by stop() and, whatever happens, when this process exits.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,6 +40,9 @@ export const config = {
 function start(command, args, ready) {
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
+  if (process.env.MATCHMESH_SERVER_CPUS) {  // a benchmark keeps the servers off its own CPUs
+    execFileSync("taskset", ["-a", "-p", "-c", process.env.MATCHMESH_SERVER_CPUS, String(child.pid)], { stdio: "ignore" });
+  }
   child.on("exit", () => running.delete(child));
   let errors = "";
   child.stderr.on("data", (chunk) => {
@@ -76,7 +79,8 @@ function stopChild(child) {
   });
 }
 
-// `size` nodes, each with a gateway: { nodes: [{client, admin}], gateways: ["ws://.../ws"], stop() }.
+// `size` nodes, each with a gateway: { nodes: [{mesh, client, admin}], gateways: [{ws, http}],
+// pids(), stop() }.
 export async function startCluster(size, { gatewayArgs = [], configOverride = {} } = {}) {
   const folder = mkdtempSync(join(tmpdir(), "matchmesh-sdk-"));
   const configPath = join(folder, "cluster.json");
@@ -84,6 +88,7 @@ export async function startCluster(size, { gatewayArgs = [], configOverride = {}
   const children = [];
   const nodes = [];
   const gateways = [];
+  const pids = { nodes: [], gateways: [] };
   try {
     for (let index = 1; index <= size; ++index) {
       const seeds = nodes.length > 0 ? ["--seeds", nodes[0].mesh] : [];
@@ -95,6 +100,7 @@ export async function startCluster(size, { gatewayArgs = [], configOverride = {}
         / ready: mesh (\S+) client (\S+) admin (\S+)/,
       );
       children.push(child);
+      pids.nodes.push(child.pid);
       nodes.push({ mesh: found[1], client: found[2], admin: found[3] });
     }
     for (const node of nodes) {
@@ -105,6 +111,7 @@ export async function startCluster(size, { gatewayArgs = [], configOverride = {}
         /ready: websocket (\S+) http (\S+)/,
       );
       children.push(child);
+      pids.gateways.push(child.pid);
       gateways.push({ ws: found[1], http: found[2] });
     }
   } catch (error) {
@@ -115,6 +122,7 @@ export async function startCluster(size, { gatewayArgs = [], configOverride = {}
   return {
     nodes,
     gateways,
+    pids: () => pids,
     async stop() {
       await Promise.all(children.map(stopChild));
       rmSync(folder, { recursive: true, force: true });
