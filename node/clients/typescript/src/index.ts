@@ -336,12 +336,19 @@ export class Client {
     socket.onmessage = (event) => this.receive(event.data as ArrayBuffer);
     socket.onerror = () => {};
     socket.onclose = (event) => this.closed(socket, event.code, event.reason);
-    const token = typeof this.options.token === "function" ? await this.options.token() : (this.options.token ?? "");
-    await this.call((request) => {
-      const hello = request._initHello();
-      hello.userId = this.options.user;
-      hello.token = token;
-    });
+    try {
+      const token = typeof this.options.token === "function" ? await this.options.token() : (this.options.token ?? "");
+      await this.call((request) => {
+        const hello = request._initHello();
+        hello.userId = this.options.user;
+        hello.token = token;
+      });
+    } catch (error) {
+      this.socket = null;  // refused (a bad token, a draining node): this connection is done
+      socket.onclose = null;
+      socket.close(1000, "hello refused");
+      throw error;
+    }
   }
 
   private call(fill: (request: Request) => void): Promise<WireReply> {

@@ -82,3 +82,17 @@ test("a second session of a user ends the first, which hears why", async () => {
   const error = await ended;
   assert.ok(error instanceof MatchmeshError);
 });
+
+test("a hello the node refuses rejects connect with the node's category", async () => {
+  const guarded = await startCluster(1, {
+    configOverride: { cluster: { name: "sdk-tokens", secret: "0123456789abcdef0123456789abcdef", tokenSecret: "fedcba9876543210fedcba9876543210" } },
+  });
+  try {
+    await assert.rejects(
+      connect(guarded.gateways[0].ws, { user: "hal", token: "1.00", WebSocket, reconnect: false }),
+      (error) => error instanceof MatchmeshError && error.category === "invalid_token",
+    );
+  } finally {
+    await guarded.stop();
+  }
+});
