@@ -184,27 +184,48 @@ net::awaitable<void> node_to_client(std::shared_ptr<Relay> relay, const GatewayO
                                     mesh::LogThrottle& throttle, std::string client) {
     mesh::FrameLimits limits;
     limits.frame_bytes_max = options.node_frame_bytes_max;
-    std::array<std::byte, mesh::frame_header_bytes> header{};
-    std::vector<std::byte> body;
+    // What the node sent, read as it comes (several frames a read when it sends several), and
+    // handed on one frame at a time.
+    beast::flat_buffer inbound;
+    const auto header_of = [&inbound] {
+        return std::span<const std::byte, mesh::frame_header_bytes>(
+            static_cast<const std::byte*>(inbound.data().data()), mesh::frame_header_bytes);
+    };
     while (true) {
         error_code error;
-        co_await net::async_read(relay->node, net::buffer(header), on_error(error));
+        std::optional<std::size_t> length;  // of the next frame's body, once its header is in
+        while (true) {
+            if (!length && inbound.size() >= mesh::frame_header_bytes) {
+                const auto parsed = mesh::parse_header(header_of(), limits);
+                if (!parsed) {
+                    relay->end(websocket::close_reason(
+                        websocket::close_code::internal_error,
+                        "the node sent a frame the gateway cannot carry"));
+                    log.error("gateway: the node's frame for {} was refused: {}", client,
+                              parsed.error().message);
+                    error = net::error::invalid_argument;
+                    break;
+                }
+                length = *parsed;
+            }
+            const std::size_t whole = mesh::frame_header_bytes + length.value_or(0);
+            if (length && inbound.size() >= whole) {
+                break;
+            }
+            const std::size_t read = co_await relay->node.async_read_some(
+                inbound.prepare(std::max<std::size_t>(16 * 1024, whole - inbound.size())),
+                on_error(error));
+            if (error) {
+                break;
+            }
+            inbound.commit(read);
+        }
         if (error) {
             break;
         }
-        const auto length = mesh::parse_header(header, limits);
-        if (!length) {
-            relay->end(websocket::close_reason(websocket::close_code::internal_error,
-                                               "the node sent a frame the gateway cannot carry"));
-            log.error("gateway: the node's frame for {} was refused: {}", client,
-                      length.error().message);
-            break;
-        }
-        body.resize(*length);
-        co_await net::async_read(relay->node, net::buffer(body), on_error(error));
-        if (error) {
-            break;
-        }
+        const auto body = net::buffer(
+            static_cast<const std::byte*>(inbound.data().data()) + mesh::frame_header_bytes,
+            *length);
         // A client that takes no message within the deadline is dropped: its messages would
         // otherwise wait here, and the node's for it in the node.
         relay->write_deadline.expires_after(options.write_timeout);
@@ -215,12 +236,13 @@ net::awaitable<void> node_to_client(std::shared_ptr<Relay> relay, const GatewayO
                 beast::get_lowest_layer(relay->client).socket().close(ignored);
             }
         });
-        co_await relay->client.async_write(net::buffer(body), on_error(error));
+        co_await relay->client.async_write(body, on_error(error));
         relay->write_deadline.cancel();
         if (error) {
             relay->client_gone = true;
             break;
         }
+        inbound.consume(mesh::frame_header_bytes + *length);
         ++counters.messages_out;
     }
     if (relay->slow) {
