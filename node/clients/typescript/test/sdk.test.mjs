@@ -96,3 +96,18 @@ test("a hello the node refuses rejects connect with the node's category", async 
     await guarded.stop();
   }
 });
+
+test("a client whose session ended reconnects with back-off and plays on", async () => {
+  const ivy = await connect(cluster.gateways[0].ws, { user: "ivy", WebSocket, reconnect: { initialMs: 50, maxMs: 200 } });
+  clients.push(ivy);
+  const lost = new Promise((resolve) => ivy.on("disconnected", (error, willReconnect) => resolve(willReconnect)));
+  const back = new Promise((resolve) => ivy.on("reconnected", resolve));
+  const usurper = await player("ivy", cluster.gateways[1].ws);  // supersedes ivy's session
+  assert.equal(await lost, true);
+  await back;  // and ivy's new session supersedes the usurper's
+  usurper.close();
+  const ticket = ivy.startTicket(1, { rating: 100 });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await ivy.cancelTicket(1);
+  await assert.rejects(ticket, (error) => error instanceof TicketEnded && error.reason === "canceled");
+});
