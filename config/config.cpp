@@ -563,7 +563,7 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
                    "searchIntervalMs", "searchTries", "emptySearches", "waitSearches",
                    "waitSearchAfterMs", "howMany", "timeoutExtensionSeconds", "allowMatch",
                    "completeWhen", "randomize", "values", "partySize", "teams", "sameValue",
-                   "relax", "prefer"});
+                   "relax", "prefer", "announceMembers"});
     TicketTypeConfig type;
     type.name = key;
     optional_field(section, path, "name", type.name,
@@ -618,6 +618,7 @@ TicketTypeConfig parse_ticket_type(const std::string& key, const nlohmann::json&
     if (section.contains("relax")) {
         type.relax = parse_relax(section["relax"], child_path(path, "relax"), type);
     }
+    optional_field(section, path, "announceMembers", type.announce_members, read_boolean);
     if (type.teams) {
         const int largest = type.party_max == 0 ? type.teams->size : type.party_max;
         if (largest > type.teams->size) {

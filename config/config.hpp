@@ -185,6 +185,8 @@ struct TicketTypeConfig {
     // Which rooms a search tries first: "closest" or "oldest" strictly; empty: the nearest few,
     // drawn at random (searchers spread over the rooms under load).
     std::string prefer;
+    // Whether every member hears of each player who joins (push 221) or leaves (223) its room.
+    bool announce_members = false;
     // Per-ticket random spread (+-) of the interval, tries and duration, so tickets interleave.
     int randomize_search_interval_ms = 0;
     int randomize_search_tries = 0;

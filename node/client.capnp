@@ -135,8 +135,9 @@ struct ServerMessage {
 }
 
 # Pushed to a session, unasked. Ticket results are ver 1: 220 success, 219 timeout, 222 cancel,
-# 224 broadcast; announcements carry the ver and cmd the game's callback chose; 225 is a
-# ticket-failure payload (a message and a code).
+# 224 broadcast; announcements carry the ver and cmd the game's callback chose (the stock node,
+# with a ticket type's announceMembers: ver 1, 221 a player joined the room, 223 one left, the
+# payload that player's user ID); 225 is a ticket-failure payload (a message and a code).
 struct Push {
   ticketType @0 :UInt8;
   kind @1 :Kind;

@@ -378,6 +378,30 @@ ticket::Callbacks ConfiguredTicketTypes::callbacks_for(const config::TicketTypeC
         }
         return encode_match_result(result);
     };
+    if (type.announce_members) {
+        // Pushed to every member: 221 when a player joins, 223 when one leaves; the message is
+        // that player's user ID.
+        const auto announce = [](std::uint16_t cmd, const ticket::User* user) {
+            std::optional<ticket::Announcement> announcement;
+            if (user != nullptr) {
+                const std::string& id = user->id.str();
+                announcement = ticket::Announcement{ticket::push_ver, cmd,
+                                                    ticket::Bytes(id.begin(), id.end())};
+            }
+            return announcement;
+        };
+        callbacks.member_joined_announce = [announce](const ticket::TicketView&,
+                                                      const ticket::User* joined,
+                                                      const ticket::User*,
+                                                      const std::vector<UserId>&) {
+            return announce(ticket::push_member_joined, joined);
+        };
+        callbacks.member_leave_announce = [announce](const ticket::TicketView&,
+                                                     const ticket::User* left, const ticket::User*,
+                                                     const std::vector<UserId>&) {
+            return announce(ticket::push_member_left, left);
+        };
+    }
     if (type.complete_when) {
         callbacks.on_ticket_match = [this, rules](const ticket::TicketView&, const ticket::User*,
                                                   const ticket::User* owner, const std::string&,

@@ -126,6 +126,8 @@ struct Announcement {
 inline constexpr std::uint8_t push_ver = 1;
 inline constexpr std::uint16_t push_timeout = 219;
 inline constexpr std::uint16_t push_success = 220;
+inline constexpr std::uint16_t push_member_joined = 221;  // the stock node's announcements
+inline constexpr std::uint16_t push_member_left = 223;
 inline constexpr std::uint16_t push_cancel = 222;
 inline constexpr std::uint16_t push_broadcast = 224;
 inline constexpr std::uint16_t push_failure = 225;

@@ -36,6 +36,7 @@ TEST_CASE("config: ticket types load with their rules and policies") {
               "allowMatch": {"value": "rating", "maxDifference": 300},
               "ticketDurationSeconds": 30, "searchIntervalMs": 250, "searchTries": 3,
               "emptySearches": 1, "waitSearches": 0, "waitSearchAfterMs": 700, "howMany": 10, "timeoutExtensionSeconds": 5,
+              "announceMembers": true,
               "randomize": {"searchIntervalMs": 50, "searchTries": 1, "ticketDurationSeconds": 2}},
         "200": {"profiles": ["Arena"], "maxMembers": 8,
                 "properties": {"rank": {"value": "rating"}, "region": {"value": "region"}},
@@ -58,6 +59,8 @@ TEST_CASE("config: ticket types load with their rules and policies") {
     CHECK(duel.wait_searches == 0);
     CHECK(duel.wait_search_after_ms == 700);
     CHECK(duel.how_many == 10);
+    CHECK(duel.announce_members);
+    CHECK_FALSE(loaded->ticket_types.at(200).announce_members);
     CHECK(duel.timeout_extension_seconds == 5);
     CHECK(duel.randomize_search_interval_ms == 50);
     CHECK(duel.randomize_search_tries == 1);
@@ -165,6 +168,8 @@ TEST_CASE("config: team types load their sides and limits, and bad ones name the
                     "ticketTypes.3.teams.partyBonus.3", "a party size from 2 to 2");
     expect_rejected(teams(R"({"size": 2, "rating": "r", "partyBonus": {"two": 10}})"),
                     "ticketTypes.3.teams.partyBonus.two", "a party size");
+    expect_rejected(with_types(R"({"1": {"profiles": ["Duel"], "announceMembers": 1}})"),
+                    "ticketTypes.1.announceMembers", "must be true or false");
     expect_rejected(teams(R"({"size": 2, "rating": "r", "premadeParity": "yes"})"),
                     "ticketTypes.3.teams.premadeParity", "must be true or false");
     expect_rejected(teams(R"({"size": 2, "rating": "r", "sides": 2})"), "ticketTypes.3.teams.sides",

@@ -149,7 +149,11 @@ export interface Events {
   canceled: (ended: TicketEnded) => void;
   /** 224: a room member's broadcast. */
   broadcast: (push: PushMessage) => void;
-  /** An announcement the game's callbacks chose (a member joined or left the room). */
+  /** A player joined the room of a ticket this user is in (the stock node's 221, with a ticket type's announceMembers). */
+  memberJoined: (member: RoomMember) => void;
+  /** A player left that room (223). */
+  memberLeft: (member: RoomMember) => void;
+  /** Any announcement the game's callbacks chose, the two above included. */
   announce: (push: PushMessage) => void;
   /** Every push, decoded. */
   push: (push: PushMessage) => void;
@@ -157,6 +161,12 @@ export interface Events {
   disconnected: (error: MatchmeshError, willReconnect: boolean) => void;
   /** A new session after a lost connection (tickets of the old one have ended). */
   reconnected: () => void;
+}
+
+export interface RoomMember {
+  ticketType: number;
+  roomId: string;
+  user: string;
 }
 
 /** The WebSocket class to use: the global one in browsers and Node.js 22+. */
@@ -204,6 +214,8 @@ export class Client {
     timedOut: new Set(),
     canceled: new Set(),
     broadcast: new Set(),
+    memberJoined: new Set(),
+    memberLeft: new Set(),
     announce: new Set(),
     push: new Set(),
     disconnected: new Set(),
@@ -428,6 +440,10 @@ export class Client {
         this.emit("broadcast", push);
         break;
       case "announce":
+        if (push.ver === 1 && (push.cmd === memberJoinedCmd || push.cmd === memberLeftCmd)) {
+          const member = { ticketType: push.ticketType, roomId: push.roomId, user: new TextDecoder().decode(push.payload) };
+          this.emit(push.cmd === memberJoinedCmd ? "memberJoined" : "memberLeft", member);
+        }
         this.emit("announce", push);
         break;
       default:
@@ -496,6 +512,9 @@ export class Client {
     }
   }
 }
+
+const memberJoinedCmd = 221;
+const memberLeftCmd = 223;
 
 const pushKinds: readonly PushMessage["kind"][] = ["success", "timeout", "cancel", "broadcast", "announce", "failure"];
 

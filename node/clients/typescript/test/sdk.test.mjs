@@ -32,6 +32,10 @@ test("two players on two nodes are matched, and each receives the roster", async
   const bob = await player("bob", cluster.gateways[1].ws);
   const heard = [];
   ann.on("matched", (match) => heard.push(["ann", match.roomId]));
+  const joined = [];
+  for (const client of [ann, bob]) {
+    client.on("memberJoined", (member) => joined.push([client.user, member.user, member.roomId]));
+  }
   const [annMatch, bobMatch] = await Promise.all([
     ann.startTicket(1, { rating: 1500 }),
     bob.startTicket(1, { rating: 1550 }),
@@ -46,6 +50,14 @@ test("two players on two nodes are matched, and each receives the roster", async
     assert.equal(match.quality?.spread, 50);
   }
   assert.deepEqual(heard, [["ann", annMatch.roomId]]);
+  // The room's first player heard of the second joining, and so did the second.
+  for (let waited = 0; joined.length < 2 && waited < 2000; waited += 20) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const room = annMatch.roomId;
+  const joiner = annMatch.players[1].user;
+  assert.deepEqual(joined.filter(([, , id]) => id === room).map(([to, who]) => [to, who]).sort(),
+    [["ann", joiner], ["bob", joiner]]);
 });
 
 test("a refused command rejects with the node's category and words", async () => {

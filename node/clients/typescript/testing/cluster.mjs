@@ -31,6 +31,7 @@ export const config = {
       ticketDurationSeconds: 10,
       searchIntervalMs: 100,
       searchTries: 1,
+      announceMembers: true,
     },
   },
 };
@@ -64,16 +65,19 @@ function start(command, args, ready) {
   });
 }
 
+// Stops a child with SIGTERM (SIGKILL after 5 s); resolves with how it ended: "exit 0" is a
+// clean stop (a sanitizer's report would make it non-zero).
 function stopChild(child) {
   return new Promise((resolve) => {
+    const ended = () => (child.exitCode !== null ? `exit ${child.exitCode}` : `signal ${child.signalCode}`);
     if (child.exitCode !== null || child.signalCode !== null) {
-      resolve();
+      resolve(ended());
       return;
     }
     const kill = setTimeout(() => child.kill("SIGKILL"), 5000);
     child.on("exit", () => {
       clearTimeout(kill);
-      resolve();
+      resolve(ended());
     });
     child.kill("SIGTERM");
   });
@@ -123,9 +127,16 @@ export async function startCluster(size, { gatewayArgs = [], configOverride = {}
     nodes,
     gateways,
     pids: () => pids,
+    // Stops everything; throws if a process did not stop cleanly.
     async stop() {
-      await Promise.all(children.map(stopChild));
+      const endings = await Promise.all(children.map(stopChild));
       rmSync(folder, { recursive: true, force: true });
+      const unclean = endings
+        .map((ending, index) => [children[index].spawnfile, ending])
+        .filter(([, ending]) => ending !== "exit 0");
+      if (unclean.length > 0) {
+        throw new Error(`processes did not stop cleanly: ${unclean.map(([file, ending]) => `${file} (${ending})`).join(", ")}`);
+      }
     },
   };
 }
