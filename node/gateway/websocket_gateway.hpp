@@ -73,7 +73,8 @@ public:
     [[nodiscard]] std::string listen(std::string& error);
     // Serves until stop(); call from one thread.
     void run();
-    // Thread-safe: closes the port and every connection; run() then returns.
+    // Thread-safe: stops serving, and run() returns; destroying the gateway then closes the port
+    // and every connection.
     void stop();
 
     [[nodiscard]] GatewayCounters counters() const;
