@@ -27,6 +27,7 @@ done
 "$root/scripts/setup.sh" --with-fuzz
 build_dir="$root/build/fuzz"
 CC=clang-16 CXX=clang++-16 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
     -DMATCHMESH_FUZZ=ON -DMATCHMESH_BUILD_BENCHMARKS=OFF -DMATCHMESH_INSTALL=OFF >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
 
