@@ -11,6 +11,7 @@
 #include <asio/post.hpp>
 #include <nlohmann/json.hpp>
 
+#include "mesh/asio/listener.hpp"
 #include "mesh/text.hpp"
 #include "node/log_format.hpp"
 #include "node/process_metrics.hpp"
@@ -50,12 +51,6 @@ std::expected<Node::Tls, std::string> tls_contexts(const config::TlsConfig& conf
         }
     }
     return tls;
-}
-
-std::string address_text(const asio::ip::tcp::endpoint& endpoint) {
-    const auto address = endpoint.address();
-    return address.is_v6() ? fmt::format("[{}]:{}", address.to_string(), endpoint.port())
-                           : fmt::format("{}:{}", address.to_string(), endpoint.port());
 }
 
 // A number larger than any incarnation this node ID used before (a restart is a new process, so a
@@ -131,7 +126,7 @@ std::expected<void, std::string> Node::start(const config::Config& config) {
     if (!mesh_endpoint) {
         return std::unexpected(mesh_endpoint.error());
     }
-    mesh_address_ = address_text(*mesh_endpoint);
+    mesh_address_ = mesh::to_string(*mesh_endpoint);
     health_.beat(scheduler_.now());
     if (!config.node.admin_listen.empty()) {
         metrics_ = std::make_unique<Metrics>();
@@ -250,7 +245,7 @@ std::expected<void, std::string> Node::start_client_port(const config::Config& c
     if (!client_endpoint) {
         return std::unexpected(client_endpoint.error());
     }
-    client_address_ = address_text(*client_endpoint);
+    client_address_ = mesh::to_string(*client_endpoint);
     if (config.cluster.token_secret.empty()) {
         log_->warn(
             "node: no cluster.tokenSecret: clients are not authenticated (any user ID is "

@@ -1,31 +1,10 @@
 #include "mesh/asio/listener.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 
 namespace matchmesh::mesh {
-
-std::expected<HostPort, std::string> split_host_port(std::string_view address) {
-    const auto colon = address.rfind(':');
-    if (colon == std::string_view::npos || colon == 0) {
-        return std::unexpected(fmt::format("'{}' is not host:port", address));
-    }
-    const std::string_view port_text = address.substr(colon + 1);
-    unsigned port = 0;
-    auto [end, error] =
-        std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (error != std::errc() || end != port_text.data() + port_text.size() || port > 65535) {
-        return std::unexpected(fmt::format("'{}' has no valid port", address));
-    }
-    std::string host(address.substr(0, colon));
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);  // [::1]:7100
-    }
-    return HostPort{host, static_cast<std::uint16_t>(port)};
-}
 
 std::expected<asio::ip::tcp::endpoint, std::string> open_listener(asio::ip::tcp::acceptor& acceptor,
                                                                   const std::string& address) {
@@ -61,7 +40,7 @@ std::expected<asio::ip::tcp::endpoint, std::string> open_listener(asio::ip::tcp:
 }
 
 std::string to_string(const asio::ip::tcp::endpoint& endpoint) {
-    return fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+    return join_host_port(endpoint.address().to_string(), endpoint.port());
 }
 
 asio::awaitable<void> accept_each(asio::ip::tcp::acceptor& acceptor, std::shared_ptr<bool> alive,

@@ -9,20 +9,15 @@
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
 
+#include "mesh/host_port.hpp"
+
 namespace matchmesh::mesh {
-
-struct HostPort {
-    std::string host;  // without the brackets of an IPv6 address
-    std::uint16_t port = 0;
-};
-
-[[nodiscard]] std::expected<HostPort, std::string> split_host_port(std::string_view address);
 
 // Opens, binds and listens; returns the bound endpoint (port 0 picks a free one).
 [[nodiscard]] std::expected<asio::ip::tcp::endpoint, std::string> open_listener(
     asio::ip::tcp::acceptor& acceptor, const std::string& address);
 
-// "address:port", as logs show a peer.
+// "address:port" (join_host_port), as logs show a peer.
 [[nodiscard]] std::string to_string(const asio::ip::tcp::endpoint& endpoint);
 
 // Accepts connections until the acceptor is closed (or `alive` turns false), handing each socket

@@ -29,8 +29,7 @@ std::string address_text(const asio::ip::tcp::socket& socket) {
 std::string endpoint_text(const asio::ip::tcp::socket& socket) {
     std::error_code error;
     const auto endpoint = socket.remote_endpoint(error);
-    return error ? std::string("?")
-                 : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+    return error ? std::string("?") : to_string(endpoint);
 }
 
 }  // namespace
@@ -163,11 +162,7 @@ void TcpTransport::dial_seeds() {
                 continue;
             }
             for (const auto& entry : endpoints) {
-                const auto& endpoint = entry.endpoint();
-                dial(endpoint.address().is_v6()
-                         ? fmt::format("[{}]:{}", endpoint.address().to_string(), endpoint.port())
-                         : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port()),
-                     NodeId());
+                dial(to_string(entry.endpoint()), NodeId());
             }
         }
     }

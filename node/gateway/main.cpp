@@ -26,7 +26,7 @@ std::expected<std::vector<Address>, std::string> addresses_of(const std::vector<
         if (!parts) {
             return std::unexpected(parts.error());
         }
-        out.push_back(Address{parts->host, parts->port});
+        out.push_back(*parts);
     }
     return out;
 }

@@ -38,13 +38,25 @@ using boost::system::error_code;
 auto on_error(error_code& error) { return net::redirect_error(net::use_awaitable, error); }
 
 std::string text_of(const Address& address) {
-    return address.host.find(':') != std::string::npos
-               ? fmt::format("[{}]:{}", address.host, address.port)
-               : fmt::format("{}:{}", address.host, address.port);
+    return mesh::join_host_port(address.host, address.port);
 }
 
 std::string text_of(const tcp::endpoint& endpoint) {
-    return text_of(Address{endpoint.address().to_string(), endpoint.port()});
+    return mesh::join_host_port(endpoint.address().to_string(), endpoint.port());
+}
+
+// Resolves `address` and connects `stream` to it within `timeout`.
+net::awaitable<error_code> connect_to(beast::tcp_stream& stream, const Address& address,
+                                      std::chrono::seconds timeout) {
+    error_code error;
+    tcp::resolver resolver(stream.get_executor());
+    const auto endpoints = co_await resolver.async_resolve(
+        address.host, std::to_string(address.port), on_error(error));
+    if (!error) {
+        stream.expires_after(timeout);
+        co_await stream.async_connect(endpoints, on_error(error));
+    }
+    co_return error;
 }
 
 using Request = http::request<http::empty_body>;
@@ -316,11 +328,11 @@ void WebSocketGateway::State::turn_away(tcp::socket& socket) {
     ++counters.refused_limit;
     throttle.warn(*log, "limit", "gateway: refused a connection: {} connections already open",
                   open);
+    constexpr std::string_view why = "this gateway holds its maximum of connections; try again\n";
     const std::string response = fmt::format(
         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
         "Content-Type: text/plain\r\nContent-Length: {}\r\n\r\n{}",
-        std::string_view("this gateway holds its maximum of connections; try again\n").size(),
-        "this gateway holds its maximum of connections; try again\n");
+        why.size(), why);
     error_code ignored;
     socket.non_blocking(true, ignored);
     socket.write_some(net::buffer(response), ignored);
@@ -429,15 +441,8 @@ net::awaitable<std::string> WebSocketGateway::State::cluster_metrics() {
     for (const Address& admin : options.admins) {
         const std::string name = text_of(admin);
         out += fmt::format("# node {}\n", name);
-        error_code error;
         beast::tcp_stream stream(context);
-        stream.expires_after(std::chrono::seconds(1));
-        tcp::resolver resolver(context);
-        const auto endpoints = co_await resolver.async_resolve(
-            admin.host, std::to_string(admin.port), on_error(error));
-        if (!error) {
-            co_await stream.async_connect(endpoints, on_error(error));
-        }
+        error_code error = co_await connect_to(stream, admin, std::chrono::seconds(1));
         if (!error) {
             http::request<http::empty_body> get(http::verb::get, "/metrics", 11);
             get.set(http::field::host, name);
@@ -465,15 +470,8 @@ net::awaitable<std::optional<tcp::socket>> WebSocketGateway::State::connect_node
     const std::string& client) {
     for (std::size_t tried = 0; tried < options.nodes.size(); ++tried) {
         const Address& node = options.nodes[next_node++ % options.nodes.size()];
-        error_code error;
-        tcp::resolver resolver(context);
-        const auto endpoints = co_await resolver.async_resolve(
-            node.host, std::to_string(node.port), on_error(error));
         beast::tcp_stream stream(context);
-        if (!error) {
-            stream.expires_after(std::chrono::seconds(3));
-            co_await stream.async_connect(endpoints, on_error(error));
-        }
+        error_code error = co_await connect_to(stream, node, std::chrono::seconds(3));
         if (!error) {
             stream.expires_never();
             tcp::socket socket = stream.release_socket();

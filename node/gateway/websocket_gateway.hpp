@@ -27,12 +27,11 @@
 
 #include <spdlog/logger.h>
 
+#include "mesh/host_port.hpp"
+
 namespace matchmesh::gateway {
 
-struct Address {
-    std::string host;
-    std::uint16_t port = 0;
-};
+using Address = mesh::HostPort;
 
 struct GatewayOptions {
     Address listen{"127.0.0.1", 7300};
