@@ -246,10 +246,6 @@ void ClientCommands::session_closed(const std::shared_ptr<Session>& session) {
     sessions_.erase(found);
     services_.tickets().disconnect_user(user);
     services_.types().forget(user);
-    // Its entries are adjacent, by their key.
-    ticket_starts_.erase(
-        ticket_starts_.lower_bound({user, ticket::TicketType{0}}),
-        ticket_starts_.upper_bound({user, std::numeric_limits<ticket::TicketType>::max()}));
     log_->debug("session: user {} disconnected", user.str());
 }
 
@@ -261,12 +257,19 @@ std::optional<Duration> ClientCommands::on_push(const UserId& user,
     log_->debug("ticket: user {} ticket {} ended: {} in room {}", user.str(),
                 message.ticket_id.str(), message.cmd, message.room_id);
     services_.types().forget(user, message.ticket_type);
-    auto started = ticket_starts_.find({user, message.ticket_type});
-    if (started == ticket_starts_.end()) {
+    const auto session = session_of(user);
+    if (!session) {
+        return std::nullopt;
+    }
+    auto& starts = session->ticket_starts;
+    auto started = std::find_if(starts.begin(), starts.end(), [&](const auto& start) {
+        return start.first == message.ticket_type;
+    });
+    if (started == starts.end()) {
         return std::nullopt;
     }
     const Duration ran = scheduler_.now() - started->second;
-    ticket_starts_.erase(started);
+    starts.erase(started);
     if (message.kind != ticket::PushKind::success) {
         return std::nullopt;
     }
@@ -449,7 +452,9 @@ void ClientCommands::start_ticket(const UserId& user, StartTicketCommand& comman
                              reply);
                 return;
             }
-            ticket_starts_[{user, type}] = now;
+            if (auto session = session_of(user)) {
+                session->started(type, now);
+            }
             reply(done(id));
         });
 }

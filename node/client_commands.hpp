@@ -118,7 +118,6 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     CommandHooks hooks_;
     std::unordered_map<UserId, std::weak_ptr<Session>> sessions_;  // by the user they speak for
-    std::map<std::pair<UserId, ticket::TicketType>, Time> ticket_starts_;  // for time to match
     bool draining_ = false;
     StartRefusals refusals_{};
 };

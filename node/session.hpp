@@ -10,7 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "mesh/base/time.hpp"
 #include "node/client_protocol.hpp"
 
 namespace matchmesh::node {
@@ -23,6 +26,20 @@ struct Session {
     std::string remote;
     double budget = 0;  // commands it may send now (a token bucket)
     std::chrono::steady_clock::time_point refilled;
+    // When its ticket of each type started, for the time-to-match metric: a user has one or two
+    // at a time, so a short list rather than a map per node.
+    std::vector<std::pair<std::uint8_t, Time>> ticket_starts;  // (ticket type, start)
+
+    // The ticket of this type started at `at` (the latest start of a type counts).
+    void started(std::uint8_t type, Time at) {
+        for (auto& [known, start] : ticket_starts) {
+            if (known == type) {
+                start = at;
+                return;
+            }
+        }
+        ticket_starts.emplace_back(type, at);
+    }
 
     // A command that costs as much as several: its later commands wait for the bucket to refill.
     void charge(double commands) { budget -= commands; }

@@ -98,6 +98,14 @@ TEST_CASE("integration/metrics: promtool finds nothing to say about a busy node'
         owner, R"(matchmesh_tickets_refused_total{reason="unknown_type",ticket_type="9"})", 1));
     CHECK(node::read_metric(owner.admin_address(),
                             R"(matchmesh_match_side_difference_count{ticket_type="4"})") == 1);
+    // Each player who started a ticket and heard its 220, on the node it started on; not carol,
+    // who canceled.
+    CHECK(node::read_metric(owner.admin_address(),
+                            R"(matchmesh_time_to_match_seconds_count{ticket_type="4"})") == 4);
+    CHECK(node::read_metric(owner.admin_address(),
+                            R"(matchmesh_time_to_match_seconds_count{ticket_type="1"})") == 1);
+    CHECK(node::read_metric(cluster.node(1).admin_address(),
+                            R"(matchmesh_time_to_match_seconds_count{ticket_type="1"})") == 1);
     CHECK(node::read_metric(owner.admin_address(), "process_cpu_seconds_total") > 0);
     CHECK(node::read_metric(owner.admin_address(), "process_open_fds") > 0);
     CHECK(node::read_metric(owner.admin_address(), "process_start_time_seconds") > 1.7e9);
