@@ -273,7 +273,10 @@ void write_charts(const fs::path& dir, const std::map<std::string, std::vector<P
             if (!fs::exists(samples)) {
                 continue;
             }
-            plots += fmt::format("{}'{}' using 3:(1.0/n_{}) smooth cumulative title '{}'",
+            // Matches at 0 ms (the ideal's) sit at the left edge: a log axis has no place for
+            // them, and gnuplot would cut the cumulative line at each.
+            plots += fmt::format("{}'{}' using ($3 > 0.1 ? $3 : 0.1):(1.0/n_{}) smooth cumulative "
+                                 "title '{}'",
                                  plots.empty() ? "" : ", ", samples.string(), name, name);
         }
         if (plots.empty()) {

@@ -463,7 +463,10 @@ asio::awaitable<void> Driver::await_end(Party& party) {
         }
         const Clock::time_point ended = Clock::now();
         record.ended_s = std::chrono::duration<double>(ended - began_).count();
-        record.ttm_ms = (record.ended_s - party.arrival.at) * 1000;
+        // From when the player was due, or from when it started if that was earlier (players
+        // due within the same millisecond start together): never a negative wait.
+        record.ttm_ms =
+            (record.ended_s - std::min(party.arrival.at, record.started_s)) * 1000;
         record.room = push->room_id;
         record.outcome = push->kind == ticket::PushKind::success   ? Outcome::matched
                          : push->kind == ticket::PushKind::timeout ? Outcome::timed_out
