@@ -42,6 +42,17 @@ nlohmann::json measure_size(std::size_t nodes, const ScaleOptions& options,
     const double cpu_s_per_match = matches == 0 ? 0.0 : run.cpu_seconds / matches;
     const double membership_cpu_share =
         idle.cpu_seconds / idle.virtual_seconds / static_cast<double>(nodes);
+    // A match's own CPU: the run's less what the same cluster spends idle over as long (its
+    // probes and timers), as frames per match leave the membership's out. The capacity it
+    // implies gives each node's CPU less that upkeep to matches.
+    const double upkeep_cpu_s = idle.cpu_seconds / idle.virtual_seconds * run.virtual_seconds;
+    const double own_cpu_s_per_match =
+        matches == 0 ? 0.0 : std::max(0.0, run.cpu_seconds - upkeep_cpu_s) / matches;
+    const double own_capacity =
+        own_cpu_s_per_match == 0
+            ? 0.0
+            : static_cast<double>(nodes) * std::max(0.0, 1 - membership_cpu_share) /
+                  own_cpu_s_per_match;
     nlohmann::json figures{
         {"nodes", nodes},
         {"replicas", cluster.replicas()},
@@ -53,16 +64,19 @@ nlohmann::json measure_size(std::size_t nodes, const ScaleOptions& options,
         {"membership_frames_per_node_s", membership_frames_s / static_cast<double>(nodes)},
         {"cpu_us_per_match", cpu_s_per_match * 1e6},
         {"membership_cpu_share_per_node", membership_cpu_share},
+        {"match_cpu_us", own_cpu_s_per_match * 1e6},
+        {"match_capacity", own_capacity},
         {"capacity", cpu_s_per_match == 0 ? 0.0 : static_cast<double>(nodes) / cpu_s_per_match},
         {"virtual_seconds", run.virtual_seconds},
         {"setup_cpu_seconds", setup}};
     fmt::print(
         stderr,
         "scale: {:>4} nodes (R = {}): {:.1f} frames per match, {:.1f} membership frames "
-        "per node per second, {:.0f} us CPU per match, capacity {:.0f} matches/s, fill "
-        "{:.1f}% ({:.1f} s CPU)\n",
+        "per node per second, {:.0f} us CPU per match ({:.0f} without the idle upkeep), capacity "
+        "{:.0f} matches/s ({:.0f}), fill {:.1f}% ({:.1f} s CPU)\n",
         nodes, figures["replicas"].get<std::size_t>(), figures["frames_per_match"].get<double>(),
-        membership_frames_s / nodes, cpu_s_per_match * 1e6, figures["capacity"].get<double>(),
+        membership_frames_s / nodes, cpu_s_per_match * 1e6, own_cpu_s_per_match * 1e6,
+        figures["capacity"].get<double>(), own_capacity,
         100 * figures["fill_rate"].get<double>(), setup + idle.cpu_seconds + run.cpu_seconds);
     return figures;
 }

@@ -8,7 +8,11 @@
 //   - cpu_us_per_match: the whole simulated cluster's CPU during the run, per match (membership
 //     included: it is capacity the matches do not get);
 //   - capacity: the matches a second the cluster would sustain with one CPU per node,
-//     nodes / CPU-seconds per match.
+//     nodes / CPU-seconds per match;
+//   - match_cpu_us: a match's own CPU, the run's less what the same cluster spends idle over as
+//     long (at a fixed total rate, a big cluster's upkeep is charged to few matches per node);
+//   - match_capacity: nodes x (1 - membership_cpu_share_per_node) / match CPU-seconds, each
+//     node's CPU less its upkeep given to matches.
 // Figures only; nothing here asserts one.
 
 #include <cstdint>
