@@ -164,7 +164,7 @@ std::size_t SimulatedCluster::replicas() {
 std::uint64_t SimulatedCluster::rooms_completed() {
     std::uint64_t rooms = 0;
     for (std::size_t i = 0; i < size(); ++i) {
-        rooms += cluster_->services(i).tickets().counters().total().completed;
+        rooms += cluster_->services(i).tickets().counters().total().completed();
     }
     return rooms;
 }

@@ -52,9 +52,9 @@ void write(spdlog::logger& log, spdlog::level::level_enum level, std::string_vie
     const MetricsSnapshot& to = to_snapshot;
     const std::int64_t seconds = (period.count() + 500) / 1000;
     const std::uint64_t started = now.tickets.started - from.tickets.started;
-    const std::uint64_t completed = now.tickets.completed - from.tickets.completed;
-    const std::uint64_t timed_out = now.tickets.timed_out - from.tickets.timed_out;
-    const std::uint64_t canceled = now.tickets.canceled - from.tickets.canceled;
+    const std::uint64_t completed = now.tickets.completed() - from.tickets.completed();
+    const std::uint64_t timed_out = now.tickets.timed_out() - from.tickets.timed_out();
+    const std::uint64_t canceled = now.tickets.canceled() - from.tickets.canceled();
     const std::uint64_t refused = now.refused_overloaded - from.refused_overloaded;
     const double round_trip_ms = std::round(to.round_trip_ms * 10) / 10;
     const LogEvent line{event,
@@ -121,9 +121,9 @@ ActivitySummary::State ActivitySummary::state_of(const MetricsSnapshot& snapshot
         return State::overloaded;
     }
     const bool moved = now.tickets.started != before.tickets.started ||
-                       now.tickets.completed != before.tickets.completed ||
-                       now.tickets.timed_out != before.tickets.timed_out ||
-                       now.tickets.canceled != before.tickets.canceled ||
+                       now.tickets.completed() != before.tickets.completed() ||
+                       now.tickets.timed_out() != before.tickets.timed_out() ||
+                       now.tickets.canceled() != before.tickets.canceled() ||
                        snapshot.store_items != last_second_.store_items;
     const bool live = now.searching + now.waiting > 0;
     return moved || live ? State::busy : State::idle;

@@ -21,8 +21,10 @@ using prometheus::Histogram;
 using prometheus::Labels;
 using prometheus::Registry;
 
-// The labels' values of a ticket's end, in the order of TypeSeries::ended.
-constexpr std::array<const char*, 3> outcomes{"completed", "timed_out", "canceled"};
+// The outcomes every ticket type has a series for from the start; the other reasons a ticket
+// ends for (left, kicked, disconnected, node_gone, draining) get theirs when one first counts.
+constexpr std::array<ticket::EndReason, 3> usual_outcomes{
+    ticket::EndReason::completed, ticket::EndReason::timed_out, ticket::EndReason::canceled};
 constexpr std::array<const char*, 2> phases{"searching", "waiting"};
 
 Labels type_labels(ticket::TicketType type) {
@@ -104,8 +106,8 @@ void Metrics::register_tickets(prometheus::Registry& registry) {
                                         "Tickets started on this node (their owner's), by type");
     families_.ended = &counter_family(
         registry, "matchmesh_tickets_ended_total",
-        "Tickets owned by this node that ended, by type and outcome (completed, timed_out, "
-        "canceled)");
+        "Tickets owned by this node that ended, by type and outcome (completed, timed_out, and "
+        "why a 222 ended it: canceled, left, kicked, disconnected, node_gone, draining)");
     families_.refused = &counter_family(
         registry, "matchmesh_tickets_refused_total",
         "startTicket commands this node refused, by type and reason (overloaded, draining, "
@@ -215,9 +217,9 @@ void Metrics::register_mesh(prometheus::Registry& registry) {
 void Metrics::add_ticket_type(ticket::TicketType type) {
     TypeSeries& of_type = types_[type];
     series(*families_.started, of_type.started, [type] { return type_labels(type); });
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        series(*families_.ended, of_type.ended[i],
-               [&] { return type_labels(type, "outcome", outcomes[i]); });
+    for (ticket::EndReason why : usual_outcomes) {
+        series(*families_.ended, of_type.ended[static_cast<std::size_t>(why)],
+               [&] { return type_labels(type, "outcome", ticket::to_string(why)); });
     }
     for (std::size_t i = 0; i < phases.size(); ++i) {
         series(*families_.phases, of_type.phases[i],
@@ -238,13 +240,11 @@ void Metrics::update_type(ticket::TicketType type, const MetricsSnapshot& now) {
     const ticket::TicketTypeCounters& before = seen_.tickets.by_type[type];
     grow(*families_.started, of_type.started, before.started, counts.started,
          [type] { return type_labels(type); });
-    const std::array<std::pair<std::uint64_t, std::uint64_t>, 3> ended{
-        {{before.completed, counts.completed},
-         {before.timed_out, counts.timed_out},
-         {before.canceled, counts.canceled}}};
-    for (std::size_t i = 0; i < ended.size(); ++i) {
-        grow(*families_.ended, of_type.ended[i], ended[i].first, ended[i].second,
-             [&] { return type_labels(type, "outcome", outcomes[i]); });
+    for (std::size_t why = 0; why < counts.ended.size(); ++why) {
+        grow(*families_.ended, of_type.ended[why], before.ended[why], counts.ended[why], [&] {
+            return type_labels(type, "outcome",
+                               ticket::to_string(static_cast<ticket::EndReason>(why)));
+        });
     }
     for (std::size_t i = 0; i < start_refusals_count; ++i) {
         grow(*families_.refused, of_type.refused[i], seen_.refused[type][i], now.refused[type][i],

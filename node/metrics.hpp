@@ -75,7 +75,7 @@ private:
     // One ticket type's series; null until created.
     struct TypeSeries {
         prometheus::Counter* started = nullptr;
-        std::array<prometheus::Counter*, 3> ended{};  // completed, timed_out, canceled
+        std::array<prometheus::Counter*, ticket::end_reasons_count> ended{};  // by EndReason
         std::array<prometheus::Counter*, start_refusals_count> refused{};
         std::array<prometheus::Gauge*, 2> phases{};  // searching, waiting
         prometheus::Histogram* time_to_match = nullptr;

@@ -661,11 +661,15 @@ void Tickets::end_room(const TicketId& room_id, PushKind outcome, EndReason why)
     }
     TicketTypeCounters& counters = context_.counters.by_type[room->type];
     if (outcome == PushKind::success) {
-        ++counters.completed;
+        ++counters.ended_as(EndReason::completed);
         rooms_.complete(*room);
         return;
     }
-    outcome == PushKind::timeout ? ++counters.timed_out : ++counters.canceled;
+    // A 222 counts under its reason; one that gives none (or another outcome's) as canceled.
+    const bool cancel_reason = why > EndReason::timed_out;
+    ++counters.ended_as(outcome == PushKind::timeout ? EndReason::timed_out
+                        : cancel_reason              ? why
+                                                     : EndReason::canceled);
     const Callbacks* handlers = context_.callbacks(room->type);
     const UserId owner = room->owner;
     rooms_.close(room_id, outcome, why);

@@ -49,9 +49,26 @@ inline constexpr std::size_t ticket_types_count =
 // The tickets owned here of one type: how many started, and how they ended.
 struct TicketTypeCounters {
     std::uint64_t started = 0;
-    std::uint64_t completed = 0;
-    std::uint64_t timed_out = 0;
-    std::uint64_t canceled = 0;
+    // By why (EndReason): completed (220), timed_out (219), and the reasons of a 222 (canceled,
+    // left, kicked, disconnected, node_gone, draining). Never unspecified.
+    std::array<std::uint64_t, end_reasons_count> ended{};
+
+    [[nodiscard]] std::uint64_t& ended_as(EndReason why) {
+        return ended[static_cast<std::size_t>(why)];
+    }
+    [[nodiscard]] std::uint64_t ended_as(EndReason why) const {
+        return ended[static_cast<std::size_t>(why)];
+    }
+    [[nodiscard]] std::uint64_t completed() const { return ended_as(EndReason::completed); }
+    [[nodiscard]] std::uint64_t timed_out() const { return ended_as(EndReason::timed_out); }
+    // Every 222, whatever its reason.
+    [[nodiscard]] std::uint64_t canceled() const {
+        std::uint64_t sum = 0;
+        for (std::size_t why = 0; why < ended.size(); ++why) {
+            sum += ended[why];
+        }
+        return sum - completed() - timed_out();
+    }
 };
 
 struct TicketCounters {
@@ -71,9 +88,9 @@ struct TicketCounters {
         TicketTypeCounters sum;
         for (const TicketTypeCounters& type : by_type) {
             sum.started += type.started;
-            sum.completed += type.completed;
-            sum.timed_out += type.timed_out;
-            sum.canceled += type.canceled;
+            for (std::size_t why = 0; why < type.ended.size(); ++why) {
+                sum.ended[why] += type.ended[why];
+            }
         }
         return sum;
     }

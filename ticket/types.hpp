@@ -149,6 +149,7 @@ enum class EndReason : std::uint8_t {
     draining,      // the node holding the ticket shuts down: start again on another node
 };
 inline constexpr EndReason end_reason_last = EndReason::draining;
+inline constexpr std::size_t end_reasons_count = static_cast<std::size_t>(end_reason_last) + 1;
 
 [[nodiscard]] std::string_view to_string(EndReason reason);
 // A reason as read from the wire: one this build does not know (a newer sender's) is unspecified.

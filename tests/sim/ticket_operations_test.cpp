@@ -343,6 +343,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: the owner's cancel tells every me
     cluster.run(50ms);
     CHECK(cluster.ledger.terminal_reasons(UserId("ann")) == Reasons{EndReason::canceled});
     CHECK(cluster.ledger.terminal_reasons(UserId("bob")) == Reasons{EndReason::canceled});
+    CHECK(cluster.at(0).counters().by_type[ranked].ended_as(EndReason::canceled) == 1);
 }
 
 TEST_CASE_FIXTURE(Fixture,
@@ -367,6 +368,11 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.at(1).get_ticket_member_ids(ranked, UserId("eve")) ==
           std::vector<UserId>{UserId("eve")});
     CHECK(cluster.at(0).ticket_count() == 0);
+    // Counted as drained, not as canceled by their owners: ann's and cat's tickets were n0's.
+    const TicketTypeCounters& ended = cluster.at(0).counters().by_type[ranked];
+    CHECK(ended.ended_as(EndReason::draining) == 2);
+    CHECK(ended.ended_as(EndReason::canceled) == 0);
+    CHECK(ended.canceled() == 2);
     CHECK(cluster.at(0).start_ticket(ranked, UserId("ann")).error().code == Errc::draining);
     CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());  // elsewhere: again
     CHECK(cluster.broken_invariants().empty());

@@ -112,7 +112,7 @@ TEST_CASE("node/activity-summary: info when activity starts, once a minute while
 
     run.seconds(30, [](MetricsSnapshot& totals) {
         ++totals.tickets.by_type[1].started;
-        ++totals.tickets.by_type[1].completed;
+        ++totals.tickets.by_type[1].ended_as(ticket::EndReason::completed);
     });
     CHECK(run.take_info().empty());
     run.idle_seconds(9);  // not yet settled
@@ -140,7 +140,7 @@ TEST_CASE("node/activity-summary: live tickets keep a node busy, and short pause
     CHECK(run.take_info().empty());
     run.seconds(1, [](MetricsSnapshot& totals) {
         totals.phases[1][1] = 0;
-        totals.tickets.by_type[1].completed = 1;
+        totals.tickets.by_type[1].ended_as(ticket::EndReason::completed) = 1;
     });
     for (int pause = 0; pause < 3; ++pause) {  // a trickle: 9 idle seconds between tickets
         run.idle_seconds(9);

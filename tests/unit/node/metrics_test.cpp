@@ -84,7 +84,8 @@ TEST_CASE("node/metrics: counters follow the node's totals, and each is counted 
     Metrics metrics;
     MetricsSnapshot snapshot;
     snapshot.tickets.by_type[2].started = 3;
-    snapshot.tickets.by_type[2].canceled = 1;
+    snapshot.tickets.by_type[2].ended_as(ticket::EndReason::canceled) = 1;
+    snapshot.tickets.by_type[2].ended_as(ticket::EndReason::draining) = 2;
     snapshot.phases[2][0] = 2;  // searching
     snapshot.refused[2][index(StartRefusal::overloaded)] = 5;
     snapshot.clients.rate_limited = 7;
@@ -102,9 +103,14 @@ TEST_CASE("node/metrics: counters follow the node's totals, and each is counted 
     CHECK(value_of(scrape, "matchmesh_tickets_started_total", {{"ticket_type", "2"}}) == 3);
     CHECK(value_of(scrape, "matchmesh_tickets_ended_total",
                    {{"ticket_type", "2"}, {"outcome", "canceled"}}) == 1);
+    // A 222 counts under its reason: a drain is not a player's cancel.
+    CHECK(value_of(scrape, "matchmesh_tickets_ended_total",
+                   {{"ticket_type", "2"}, {"outcome", "draining"}}) == 2);
     // Nothing counted, no series: the type's other outcomes and reasons stay out of the scrape.
     CHECK_FALSE(value_of(scrape, "matchmesh_tickets_ended_total",
                          {{"ticket_type", "2"}, {"outcome", "completed"}}));
+    CHECK_FALSE(value_of(scrape, "matchmesh_tickets_ended_total",
+                         {{"ticket_type", "2"}, {"outcome", "kicked"}}));
     CHECK(value_of(scrape, "matchmesh_tickets", {{"ticket_type", "2"}, {"phase", "searching"}}) ==
           2);
     CHECK(value_of(scrape, "matchmesh_tickets_refused_total",
