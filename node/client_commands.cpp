@@ -258,22 +258,12 @@ std::optional<Duration> ClientCommands::on_push(const UserId& user,
                 message.ticket_id.str(), message.cmd, message.room_id);
     services_.types().forget(user, message.ticket_type);
     const auto session = session_of(user);
-    if (!session) {
+    const std::optional<Time> started =
+        session ? session->ended(message.ticket_type) : std::nullopt;
+    if (!started || message.kind != ticket::PushKind::success) {
         return std::nullopt;
     }
-    auto& starts = session->ticket_starts;
-    auto started = std::find_if(starts.begin(), starts.end(), [&](const auto& start) {
-        return start.first == message.ticket_type;
-    });
-    if (started == starts.end()) {
-        return std::nullopt;
-    }
-    const Duration ran = scheduler_.now() - started->second;
-    starts.erase(started);
-    if (message.kind != ticket::PushKind::success) {
-        return std::nullopt;
-    }
-    return ran;
+    return scheduler_.now() - *started;
 }
 
 bool ClientCommands::over_budget(Session& session, double buckets, std::size_t limit,

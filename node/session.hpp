@@ -4,6 +4,7 @@
 // client port hands each request to. No sockets here: the client port (the shell) owns the
 // connection, and the simulation and the fuzz targets make sessions of their own.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -15,6 +16,7 @@
 
 #include "mesh/base/time.hpp"
 #include "node/client_protocol.hpp"
+#include "ticket/types.hpp"
 
 namespace matchmesh::node {
 
@@ -28,21 +30,35 @@ struct Session {
     std::chrono::steady_clock::time_point refilled;
     // When its ticket of each type started, for the time-to-match metric: a user has one or two
     // at a time, so a short list rather than a map per node.
-    std::vector<std::pair<std::uint8_t, Time>> ticket_starts;  // (ticket type, start)
+    std::vector<std::pair<ticket::TicketType, Time>> ticket_starts;
 
     // The ticket of this type started at `at` (the latest start of a type counts).
-    void started(std::uint8_t type, Time at) {
-        for (auto& [known, start] : ticket_starts) {
-            if (known == type) {
-                start = at;
-                return;
-            }
+    void started(ticket::TicketType type, Time at) {
+        if (auto known = start_of(type); known != ticket_starts.end()) {
+            known->second = at;
+        } else {
+            ticket_starts.emplace_back(type, at);
         }
-        ticket_starts.emplace_back(type, at);
+    }
+    // Its ticket of this type ended: when it started, if this session started it.
+    std::optional<Time> ended(ticket::TicketType type) {
+        auto known = start_of(type);
+        if (known == ticket_starts.end()) {
+            return std::nullopt;
+        }
+        const Time at = known->second;
+        ticket_starts.erase(known);
+        return at;
     }
 
     // A command that costs as much as several: its later commands wait for the bucket to refill.
     void charge(double commands) { budget -= commands; }
+
+private:
+    std::vector<std::pair<ticket::TicketType, Time>>::iterator start_of(ticket::TicketType type) {
+        return std::find_if(ticket_starts.begin(), ticket_starts.end(),
+                            [type](const auto& start) { return start.first == type; });
+    }
 };
 
 class ClientHandler {
