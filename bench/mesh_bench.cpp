@@ -162,9 +162,10 @@ struct Options {
 std::int64_t rank_held_by_b(BenchNode& a, BenchNode& b, int items) {
     const std::int64_t rank = a.call([&a] {
         std::vector<NodeId> replicas;
+        matching::SearchKey key;
         for (std::int64_t candidate = 0;; ++candidate) {
-            auto key = a.matching->profiles().create_key("Bench", "", {{"rank", candidate}});
-            a.matching->placement().replicas(matching::key_hash(*key), replicas);
+            (void)a.matching->profiles().item_key("Bench", "", {{"rank", candidate}}, key);
+            a.matching->placement().replicas(key.place, replicas);
             if (replicas.size() == 1 && replicas[0] == NodeId("node-b")) {
                 return candidate;
             }

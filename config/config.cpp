@@ -29,7 +29,9 @@ std::string read_name(const std::string& name, const std::string& path) {
 }
 
 MatchingConfig parse_matching(const nlohmann::json& section, const std::string& path) {
-    expect_object(section, path, {"distributionRate", "maxReplicas", "targetNodeType", "profiles"});
+    expect_object(
+        section, path,
+        {"distributionRate", "maxReplicas", "placementGroup", "targetNodeType", "profiles"});
     MatchingConfig matching;
     if (section.contains("distributionRate")) {
         matching.distribution_rate = static_cast<int>(read_integer(
@@ -38,6 +40,10 @@ MatchingConfig parse_matching(const nlohmann::json& section, const std::string& 
     if (section.contains("maxReplicas")) {
         matching.replicas_max = static_cast<int>(
             read_integer(section["maxReplicas"], child_path(path, "maxReplicas"), 1, 1000));
+    }
+    if (section.contains("placementGroup")) {
+        matching.placement_group = static_cast<int>(
+            read_integer(section["placementGroup"], child_path(path, "placementGroup"), 1, 4096));
     }
     if (section.contains("targetNodeType")) {
         matching.target_node_type = read_string(

@@ -20,11 +20,12 @@
 namespace matchmesh::config {
 
 // The matching section, in the shape the reference documents:
-//   {"distributionRate": 30, "maxReplicas": 3, "targetNodeType": "HTTP",
+//   {"distributionRate": 30, "maxReplicas": 3, "placementGroup": 8, "targetNodeType": "HTTP",
 //    "profiles": {"RankMatch": {"rank": 1}, "LevelMatch": {"level": 10}}}
 struct MatchingConfig {
     int distribution_rate = 30;  // percent of the nodes holding each key, 1..100
     int replicas_max = 3;        // and never more nodes than this, 1..1000
+    int placement_group = 8;     // neighbouring buckets kept on the same nodes, 1..4096
     std::string target_node_type = "HTTP";
     std::map<std::string, std::map<std::string, std::int64_t, std::less<>>, std::less<>> profiles;
 };

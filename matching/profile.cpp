@@ -1,5 +1,6 @@
 #include "matching/profile.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -102,6 +103,30 @@ void write_key(std::string& out, const Profile& profile, std::string_view tag,
     }
 }
 
+// The hash of the placement group of the key write_key() gives for `buckets`: the same text with
+// each bucket divided by `group`. Written on the stack, as it is computed for every key.
+std::uint64_t place_of(const Profile& profile, std::string_view tag,
+                       std::span<const std::int64_t> buckets, std::int64_t group,
+                       std::uint64_t key_hash) {
+    if (group == 1) {
+        return key_hash;
+    }
+    constexpr std::size_t number_bytes_max = 20;  // "-9223372036854775808"
+    std::array<char, profile_id_bytes_max + 1 + tag_bytes_max +
+                         profile_properties_max*(1 + number_bytes_max)>
+        text{};
+    char* end = std::copy(profile.id.begin(), profile.id.end(), text.data());
+    *end++ = '\t';
+    end = std::copy(tag.begin(), tag.end(), end);
+    for (std::int64_t bucket : buckets) {
+        *end++ = '\t';
+        auto written = std::to_chars(end, text.data() + text.size(), bucket_of(bucket, group));
+        MM_ASSERT(written.ec == std::errc());
+        end = written.ptr;
+    }
+    return XXH3_64bits(text.data(), static_cast<std::size_t>(end - text.data()));
+}
+
 // The profile at `index` of a search's profile list: defined, and not listed before.
 Result<const Profile*> resolve_profile(const ProfileRegistry& registry,
                                        std::span<const std::string> profile_ids,
@@ -119,7 +144,7 @@ Result<const Profile*> resolve_profile(const ProfileRegistry& registry,
 }
 
 Result<void> write_exact_key(const Profile& profile, std::string_view tag,
-                             const Properties& properties, SearchKey& out) {
+                             const Properties& properties, std::int64_t group, SearchKey& out) {
     ValueSpans values;
     auto single = [](const std::int64_t& value) { return std::span(&value, 1); };
     if (auto ok = collect_values(profile, properties, single, values); !ok) {
@@ -131,6 +156,8 @@ Result<void> write_exact_key(const Profile& profile, std::string_view tag,
     }
     write_key(out.text, profile, tag, std::span(buckets.data(), profile.properties.size()));
     out.hash = key_hash(out.text);
+    out.place = place_of(profile, tag, std::span(buckets.data(), profile.properties.size()), group,
+                         out.hash);
     out.profile_index = 0;
     return {};
 }
@@ -189,6 +216,10 @@ Result<void> validate_tag(std::string_view tag) {
         return fail(Errc::invalid_tag, fmt::format("tag '{}' contains a tab", tag));
     }
     return {};
+}
+
+ProfileRegistry::ProfileRegistry(std::int64_t placement_group) : placement_group_(placement_group) {
+    MM_ASSERT(placement_group >= 1 && placement_group <= placement_group_max);
 }
 
 Result<void> ProfileRegistry::define(std::string_view profile_id, const PropertyWidths& widths) {
@@ -276,7 +307,7 @@ Result<void> ProfileRegistry::item_key(std::string_view profile_id, std::string_
     if (auto ok = validate_tag(tag); !ok) {
         return ok;
     }
-    return write_exact_key(*profile, tag, properties, out);
+    return write_exact_key(*profile, tag, properties, placement_group_, out);
 }
 
 Result<void> ProfileRegistry::search_keys(std::span<const std::string> profile_ids,
@@ -294,7 +325,7 @@ Result<void> ProfileRegistry::search_keys(std::span<const std::string> profile_i
             return std::unexpected(profile.error());
         }
         SearchKey& key = out.push();
-        if (auto ok = write_exact_key(**profile, tag, properties, key); !ok) {
+        if (auto ok = write_exact_key(**profile, tag, properties, placement_group_, key); !ok) {
             return ok;
         }
         key.profile_index = p;
@@ -360,6 +391,8 @@ Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> pro
                 SearchKey& key = out.push();
                 write_key(key.text, profile, tag, std::span(buckets.data(), count));
                 key.hash = key_hash(key.text);
+                key.place = place_of(profile, tag, std::span(buckets.data(), count),
+                                     placement_group_, key.hash);
                 key.profile_index = p;
                 for (std::size_t i = count; i-- > 0;) {
                     if (++indexes[i] < lists[i].size()) {

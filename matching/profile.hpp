@@ -6,6 +6,12 @@
 // with the profile's properties in name order and each bucket in decimal; bucket(v) is
 // floor(v / width). The key and its XXH3-64 hash (seed 0) are stable: placement of keys on nodes
 // depends on them, so changing this format is a cluster-wide breaking change.
+//
+// Keys are placed by group: a key's placement group is the key written with each bucket divided
+// (floored) by the group size, so up to `placement_group` adjacent buckets of every property sit
+// on the same nodes and a range search over neighbouring buckets asks one or two nodes rather
+// than one per bucket. Its hash is the key's `place`; with groups of one bucket, the key's own
+// hash.
 
 #include <cstdint>
 #include <map>
@@ -50,6 +56,7 @@ struct Profile {
 struct SearchKey {
     std::string text;
     std::uint64_t hash = 0;
+    std::uint64_t place = 0;        // the hash of its placement group: where it is stored
     std::size_t profile_index = 0;  // position in the searched profile list
 };
 
@@ -69,6 +76,12 @@ private:
 // The defined profiles. Owned by a store; single-threaded like everything in a node's loop.
 class ProfileRegistry {
 public:
+    static constexpr std::int64_t placement_group_max = 4096;
+
+    // `placement_group`: buckets per placement group along each property, 1..placement_group_max.
+    // Every node of a cluster must use the same.
+    explicit ProfileRegistry(std::int64_t placement_group = 1);
+
     // Defines a profile. Defining an ID again with the same properties is a no-op; with
     // different ones it is an error (clear it first).
     [[nodiscard]] Result<void> define(std::string_view profile_id, const PropertyWidths& widths);
@@ -81,6 +94,7 @@ public:
 
     [[nodiscard]] const Profile* find(std::string_view profile_id) const;
     [[nodiscard]] std::size_t size() const { return profiles_.size(); }
+    [[nodiscard]] std::int64_t placement_group() const { return placement_group_; }
 
     // The bucket key of an item or exact search.
     [[nodiscard]] Result<std::string> create_key(std::string_view profile_id, std::string_view tag,
@@ -104,6 +118,7 @@ public:
                                                  SearchKeys& out) const;
 
 private:
+    std::int64_t placement_group_;
     std::map<std::string, Profile, std::less<>> profiles_;
 };
 

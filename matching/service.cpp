@@ -48,7 +48,9 @@ MatchingService::MatchingService(mesh::Network& network, mesh::Scheduler& schedu
     : network_(network),
       scheduler_(scheduler),
       options_(std::move(options)),
-      placement_(options_.target_node_type, options_.replicas) {
+      profiles_(options_.placement_group),
+      placement_(options_.target_node_type, options_.replicas),
+      self_hash_(member_hash(network_.self().id)) {
     placement_.update(network_.live_members());
     network_.on_one_way(wire::SERVICE, wire::METHOD_ADD,
                         [this, alive = alive_](const NodeId& from, mesh::PayloadView payload) {
@@ -125,7 +127,7 @@ Result<void> MatchingService::add(std::string_view profile_id, std::string_view 
     }
     const Time now = scheduler_.now();
     const NodeId& self = network_.self().id;
-    placement_.replicas(item_key_.hash, replicas_);
+    placement_.replicas(item_key_.place, replicas_);
 
     // Nodes that held this item before but are not its replicas now would keep a stale copy.
     std::string origin = origin_key(profile_id, unique_id);
@@ -205,9 +207,10 @@ Result<void> MatchingService::search_with_range_with_tags(std::span<const std::s
 
 void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas) const {
     // Greedy cover: this node for every key it holds, then, while keys are left, the node that
-    // holds most of them (ties: the one placement ranks first for the earliest such key, which
-    // spreads searches as rendezvous hashing does). Every request and answer is a frame, and
-    // a frame costs both nodes far more than the keys it carries.
+    // holds most of them (ties: among the earliest such key's replicas, the first from a place
+    // this node's hash picks, so that nodes searching the same group ask different replicas of
+    // it). Every request and answer is a frame, and a frame costs both nodes far more than the
+    // keys it carries.
     std::vector<bool> covered(replicas.size(), false);
     std::optional<NodeId> chosen = network_.self().id;
     // Uncovered keys each node holds: a handful of nodes, so a list.
@@ -245,7 +248,9 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
             if (covered[k]) {
                 continue;
             }
-            for (const NodeId& node : replicas[k]) {
+            const auto& list = replicas[k];
+            for (std::size_t i = 0; i < list.size(); ++i) {
+                const NodeId& node = list[(self_hash_ + i) % list.size()];
                 if (held_by(node) == best) {
                     chosen = node;
                     break;
@@ -274,7 +279,7 @@ void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
     for (const SearchKey& key : keys_.keys()) {
         job->keys.push_back(key.text);
         job->replicas.emplace_back();
-        placement_.replicas(key.hash, job->replicas.back());
+        placement_.replicas(key.place, job->replicas.back());
         all.push_back(all.size());
     }
     ask_fewest_nodes(job->replicas);

@@ -31,6 +31,10 @@ namespace matchmesh::matching {
 struct ServiceOptions {
     std::string target_node_type = "HTTP";
     ReplicaRule replicas;
+    // Buckets per placement group along each property (see profile.hpp): a search over up to this
+    // many neighbouring buckets asks one or two nodes; larger groups put a mode's items and
+    // searches on fewer nodes. The same on every node.
+    std::int64_t placement_group = 8;
     Duration search_timeout{500};   // per node asked; a failed node's keys go to the next replica
     Duration sweep_interval{1000};  // how often expired items and bookkeeping are freed
     std::function<void(const std::string&)> on_warning;
@@ -102,7 +106,9 @@ private:
     void start_search(std::size_t limit, std::size_t profile_count, SearchCallback done,
                       std::uint32_t rotation = 0);
     // Puts first, in each key's replica list, a node that makes the whole search ask as few
-    // nodes as it can: this node where it is a replica, then the nodes holding the most keys.
+    // nodes as it can: this node where it is a replica, then the nodes holding the most keys;
+    // among those, each searching node prefers a different replica, so that a busy group's
+    // searches spread over all its replicas.
     void ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas) const;
     void dispatch(const std::shared_ptr<SearchJob>& job, std::vector<std::size_t> key_indexes);
     void finish_if_done(const std::shared_ptr<SearchJob>& job);
@@ -130,6 +136,7 @@ private:
         origin_deadlines_;
     SearchKeys keys_;
     SearchKey item_key_;
+    std::uint64_t self_hash_ = 0;  // member_hash of this node: picks its replica among equals
     std::vector<NodeId> replicas_;
     mesh::TimerId sweep_timer_ = 0;
     ServiceCounters counters_;

@@ -12,6 +12,7 @@ std::expected<std::unique_ptr<NodeServices>, std::string> NodeServices::create(
     store_options.target_node_type = config.matching.target_node_type;
     store_options.replicas = {config.matching.distribution_rate,
                               static_cast<std::size_t>(config.matching.replicas_max)};
+    store_options.placement_group = config.matching.placement_group;
     store_options.search_timeout = Duration(config.cluster.request_timeout_ms);
     store_options.on_warning = std::move(hooks.on_store_warning);
     services->store_ =

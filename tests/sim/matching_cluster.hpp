@@ -50,6 +50,16 @@ struct MatchingCluster {
     MatchingService& at(const NodeId& id) { return sim.at(id); }
     MatchingService& at(std::size_t i) { return sim.at(i); }
 
+    // The nodes that, as `node` sees the cluster, store items of this rank.
+    std::vector<NodeId> replicas_of(std::size_t node, std::int64_t rank,
+                                    const std::string& profile = "Rank10") {
+        SearchKey key;
+        REQUIRE(at(node).profiles().item_key(profile, "", {{"rank", rank}}, key).has_value());
+        std::vector<NodeId> replicas;
+        at(node).placement().replicas(key.place, replicas);
+        return replicas;
+    }
+
     // Runs a search started by `start` (which gets the callback) until it answers.
     template <typename Start>
     SearchOutcome await(Start&& start, Duration limit = Duration(5000)) {

@@ -4,10 +4,12 @@
 
 #include "support/seed.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <span>
 
 #include "matching/store.hpp"
 #include "matching_cluster.hpp"
@@ -162,6 +164,74 @@ TEST_CASE("matching/distributed: a search asks as few nodes as its keys' replica
     }
 }
 
+TEST_CASE(
+    "matching/distributed: neighbouring buckets share their nodes, and searchers share a group's "
+    "replicas") {
+    // Rank10 with groups of 8 buckets: ranks 0..79 are one placement group, 80..159 the next.
+    MatchingCluster cluster(24, 50, 13, LinkModel{Duration(1), Duration(0), 0.0, false});
+    REQUIRE(cluster.at(0).placement().replica_count() == 3);
+    std::vector<std::int64_t> ranks;
+    for (std::int64_t rank = 0; rank < 160; rank += 10) {
+        ranks.push_back(rank);
+        REQUIRE(cluster.at(1)
+                    .add("Rank10", "i" + std::to_string(rank), "", {{"rank", rank}}, {}, 30s)
+                    .has_value());
+    }
+    cluster.world.run_for(10ms);
+    const std::vector<NodeId> group = cluster.replicas_of(0, 0);
+    for (std::int64_t rank = 10; rank < 80; rank += 10) {
+        CHECK(cluster.replicas_of(0, rank) == group);
+    }
+    const auto requests_sent = [&](std::size_t node) {
+        return cluster.world.node(MatchingCluster::name(node)).core().counters().requests_sent;
+    };
+    const std::vector<std::string> profiles{"Rank10"};
+    const auto search = [&](std::size_t from, std::span<const std::int64_t> over) {
+        const std::uint64_t before = requests_sent(from);
+        const SearchOutcome outcome = cluster.await([&](SearchCallback done) {
+            return cluster.at(from).search_with_range(
+                profiles, "", {{"rank", std::vector(over.begin(), over.end())}}, 100,
+                std::move(done));
+        });
+        CHECK(outcome.items.size() == over.size());
+        CHECK(outcome.keys_unanswered == 0);
+        return requests_sent(from) - before;
+    };
+    // From every node that holds neither group: 16 buckets, at most two nodes asked; 8, one.
+    std::map<NodeId, std::uint64_t> served_before;
+    for (const NodeId& node : group) {
+        served_before[node] = cluster.at(node).counters().searches_served;
+    }
+    std::size_t searchers = 0;
+    for (std::size_t from = 0; from < 24; ++from) {
+        const NodeId self = MatchingCluster::name(from);
+        const auto holds = [&](std::int64_t rank) {
+            const auto replicas = cluster.replicas_of(from, rank);
+            return std::find(replicas.begin(), replicas.end(), self) != replicas.end();
+        };
+        if (holds(0) || holds(80)) {
+            continue;
+        }
+        CAPTURE(from);
+        ++searchers;
+        const std::uint64_t two_groups = search(from, ranks);  // one if they share a node
+        CHECK(two_groups >= 1);
+        CHECK(two_groups <= 2);
+        CHECK(search(from, std::span(ranks).first(8)) == 1);
+    }
+    // The group's searches are spread over its three replicas, not all sent to the first.
+    REQUIRE(searchers >= 12);
+    std::uint64_t served = 0;
+    for (const NodeId& node : group) {
+        const std::uint64_t count =
+            cluster.at(node).counters().searches_served - served_before[node];
+        CAPTURE(node);
+        CHECK(count >= 2);
+        served += count;
+    }
+    CHECK(served >= searchers);
+}
+
 TEST_CASE("matching/distributed: a large cluster keeps each item on maxReplicas nodes, all found") {
     // Proves the cap: at distributionRate 50, 24 nodes would put each key on 12; the default cap
     // keeps it on 3, and a search from any node still finds every item.
@@ -192,11 +262,8 @@ TEST_CASE("matching/distributed: items survive R-1 dead replicas and vanish with
     }
     cluster.world.run_for(10ms);
     // Kill two of the three replicas of the key of rank 40 (not the searching node).
-    std::vector<NodeId> replicas;
-    const auto key = cluster.at(0).profiles().create_key("Rank10", "", {{"rank", 40}});
-    cluster.at(0).placement().replicas(key_hash(*key), replicas);
     std::vector<NodeId> doomed;
-    for (const NodeId& node : replicas) {
+    for (const NodeId& node : cluster.replicas_of(0, 40)) {
         if (node != MatchingCluster::name(5) && doomed.size() < 2) {
             doomed.push_back(node);
         }
@@ -216,8 +283,7 @@ TEST_CASE("matching/distributed: items survive R-1 dead replicas and vanish with
     std::optional<int> lost_rank;
     std::vector<NodeId> lost_replicas;
     for (int rank = 0; rank < 100 && !lost_rank; rank += 10) {
-        const auto other = cluster.at(5).profiles().create_key("Rank10", "", {{"rank", rank}});
-        cluster.at(5).placement().replicas(key_hash(*other), lost_replicas);
+        lost_replicas = cluster.replicas_of(5, rank);
         if (std::find(lost_replicas.begin(), lost_replicas.end(), MatchingCluster::name(5)) ==
             lost_replicas.end()) {
             lost_rank = rank;

@@ -76,6 +76,17 @@ TEST_CASE("config: maxReplicas loads, and outside 1..1000 or not an integer is r
     }
 }
 
+TEST_CASE("config: placementGroup loads, and outside 1..4096 or not an integer is rejected") {
+    auto loaded = load_string(R"({"matching": {"placementGroup": 1}})", "t");
+    REQUIRE(loaded.has_value());
+    CHECK(loaded->matching.placement_group == 1);
+    CHECK(load_string("{}", "t")->matching.placement_group == 8);
+    for (const char* bad : {"0", "4097", "-8", "2.5", "\"8\"", "true", "null"}) {
+        expect_rejected(std::string(R"({"matching": {"placementGroup": )") + bad + "}}",
+                        Errc::invalid, "matching.placementGroup", "1..4096");
+    }
+}
+
 TEST_CASE("config: a bucket width that is not a positive integer is rejected with its path") {
     expect_rejected(R"({"matching": {"profiles": {"RankMatch": {"rank": 0}}}})", Errc::invalid,
                     "matching.profiles.RankMatch.rank", "bucket width must be > 0, got 0");

@@ -141,3 +141,41 @@ TEST_CASE("matching/profile: range keys follow profile, tag and value order") {
     CHECK(keys.keys()[0].profile_index == 0);
     CHECK(keys.keys()[15].profile_index == 1);
 }
+
+TEST_CASE("matching/profile: a key is placed by its group of neighbouring buckets") {
+    ProfileRegistry single;  // groups of one bucket: the place is the key's own hash
+    REQUIRE(single.define("RankMatch", {{"rank", 10}, {"league", 1}}).has_value());
+    SearchKey key;
+    REQUIRE(single.item_key("RankMatch", "v1", {{"rank", 35}, {"league", -2}}, key).has_value());
+    CHECK(key.place == key.hash);
+
+    ProfileRegistry grouped(4);
+    REQUIRE(grouped.define("RankMatch", {{"rank", 10}, {"league", 1}}).has_value());
+    const auto place = [&](std::int64_t rank, std::int64_t league, std::string_view tag = "v1") {
+        SearchKey item;
+        REQUIRE(grouped.item_key("RankMatch", tag, {{"rank", rank}, {"league", league}}, item)
+                    .has_value());
+        return item.place;
+    };
+    // Buckets 0..3 of each property share a place, and so do -4..-1 (groups floor too); the
+    // place is the hash of the key written with the groups.
+    CHECK(place(0, 0) == place(39, 3));
+    CHECK(place(0, 0) == key_hash("RankMatch\tv1\t0\t0"));
+    CHECK(place(-1, -1) == place(-40, -4));
+    CHECK(place(-1, -1) == key_hash("RankMatch\tv1\t-1\t-1"));
+    CHECK(place(39, 0) != place(40, 0));
+    CHECK(place(0, 3) != place(0, 4));
+    CHECK(place(0, 0) != place(0, 0, "v2"));
+
+    // A range search's keys carry the same places as the items they look for.
+    SearchKeys keys;
+    const std::vector<std::string> ids{"RankMatch"};
+    const std::vector<std::string> tags{"v1"};
+    REQUIRE(grouped.range_search_keys(ids, tags, {{"rank", {35, 45}}, {"league", {2}}}, keys)
+                .has_value());
+    REQUIRE(keys.size() == 2);
+    CHECK(keys.keys()[0].place == place(35, 2));
+    CHECK(keys.keys()[1].place == place(45, 2));
+    CHECK(keys.keys()[0].place == place(0, 0));
+    CHECK(keys.keys()[1].place != keys.keys()[0].place);
+}
