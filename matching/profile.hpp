@@ -94,7 +94,6 @@ public:
 
     [[nodiscard]] const Profile* find(std::string_view profile_id) const;
     [[nodiscard]] std::size_t size() const { return profiles_.size(); }
-    [[nodiscard]] std::int64_t placement_group() const { return placement_group_; }
 
     // The bucket key of an item or exact search.
     [[nodiscard]] Result<std::string> create_key(std::string_view profile_id, std::string_view tag,
