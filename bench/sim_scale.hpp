@@ -1,7 +1,8 @@
 #pragma once
 // matchmesh-bench-sim scale: what a match costs as the cluster grows. Clusters of each size run
 // the node's own core (bench/simulated_cluster.hpp) and replay the same 1v1 trace, at the same
-// total arrival rate, with users spread evenly over the nodes. Per size:
+// total arrival rate, with users spread evenly over the nodes, once the cluster has formed and
+// spread the news of its joins (settle_virtual_seconds: how long that took). Per size:
 //   - frames_per_match: frames between nodes during the run, less the membership traffic an idle
 //     run of the same length carries, per room completed;
 //   - membership_frames_per_node_s: that idle traffic, per node and second;

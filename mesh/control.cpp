@@ -82,6 +82,8 @@ Payload encode(const SyncMessage& message) {
         for (unsigned i = 0; i < message.members.size(); ++i) {
             write_member(members[i], message.members[i]);
         }
+        root.setDigest(message.digest);
+        root.setDigestOnly(message.digest_only);
     });
 }
 
@@ -148,9 +150,14 @@ std::expected<SyncMessage, ControlError> decode_sync(PayloadView payload,
         if (members.size() > sync_members_max) {
             throw Invalid{fmt::format("sync lists {} members", members.size())};
         }
+        if (root.getDigestOnly() && members.size() != 0) {
+            throw Invalid{"a digest-only sync lists members"};
+        }
         for (auto member : members) {
             message.members.push_back(read_member(member));
         }
+        message.digest = root.getDigest();
+        message.digest_only = root.getDigestOnly();
         return message;
     });
 }

@@ -24,7 +24,9 @@ using Proof = std::array<std::uint8_t, proof_bytes>;
 
 struct SyncMessage {
     MemberInfo sender;
-    std::vector<MemberInfo> members;
+    std::vector<MemberInfo> members;  // empty when digest_only
+    std::uint64_t digest = 0;         // of the sender's live list (Membership::live_digest)
+    bool digest_only = false;
 };
 
 // One piece of membership news, spread by gossip on probe frames.

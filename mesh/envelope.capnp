@@ -66,11 +66,15 @@ struct Welcome {
   proof @1 :Data;
 }
 
-# A full state sync, exchanged with one member now and then and with a newly connected peer at
-# once: a joining node learns everyone, and the sides of a healed partition find each other.
+# A full state sync, exchanged with a newly connected peer at once and with one member now and
+# then: a joining node learns everyone, and the sides of a healed partition find each other. The
+# one now and then sends the digest alone; a member whose own digest differs answers with a full
+# Sync (and is answered with the full list in turn), so lists that agree cost one small frame.
 struct Sync {
   sender @0 :MemberInfo;
-  members @1 :List(MemberInfo);   # the sender's live members (at most 1024)
+  members @1 :List(MemberInfo);   # the sender's live members (at most 1024); empty if digestOnly
+  digest @2 :UInt64;              # of the sender's live list, itself included (ID, incarnation)
+  digestOnly @3 :Bool;            # the members are left out
 }
 
 # Failure detection: each protocol period a node pings one member; every probe frame carries a

@@ -4,6 +4,8 @@
 #include <bit>
 #include <functional>
 
+#include <xxhash.h>
+
 #include "mesh/base/assert.hpp"
 
 namespace matchmesh::mesh {
@@ -75,6 +77,24 @@ void Membership::rebuild_live() {
     }
     std::sort(live_.begin(), live_.end(),
               [](const MemberInfo& a, const MemberInfo& b) { return a.id < b.id; });
+    std::string text;
+    for (const MemberInfo& member : live_) {
+        text += member.id.str();
+        text.push_back('\0');
+        text.append(reinterpret_cast<const char*>(&member.incarnation), sizeof member.incarnation);
+    }
+    live_digest_ = XXH3_64bits(text.data(), text.size());
+}
+
+void Membership::add_peer(const MemberInfo& member, Time now) {
+    peers_.emplace(member.id, Peer{member, false, 0, {}, now, now});
+    unsettled_.insert(member.id);
+}
+
+void Membership::start_suspicion(Peer& peer, Time now) {
+    peer.suspected_since = now;
+    unsettled_.insert(peer.info.id);
+    spread(peer.info, Status::suspect, peer.alive_counter);
 }
 
 void Membership::spread(const MemberInfo& member, Status status, std::uint64_t alive_counter) {
@@ -128,7 +148,8 @@ Membership::Verdict Membership::contact(const MemberInfo& sender, Time now) {
         if (peers_.size() >= options_.members_max) {
             return Verdict::ignored;
         }
-        found = peers_.emplace(sender.id, Peer{sender, false, 0, {}, now, now}).first;
+        add_peer(sender, now);
+        found = peers_.find(sender.id);
     }
     Peer& peer = found->second;
     if (sender.incarnation < peer.info.incarnation) {
@@ -186,7 +207,7 @@ void Membership::learn(const MemberInfo& member, Time now) {
     auto found = peers_.find(member.id);
     if (found == peers_.end()) {
         if (peers_.size() < options_.members_max) {
-            peers_.emplace(member.id, Peer{member, false, 0, {}, now, now});
+            add_peer(member, now);
         }
     } else if (!found->second.live && member.incarnation > found->second.info.incarnation) {
         found->second.info = member;
@@ -260,8 +281,7 @@ void Membership::apply_to_peer(Peer& peer, const MemberUpdate& update, Time now)
         case Status::suspect:
             if (peer.live && update.alive_counter >= peer.alive_counter && !peer.suspected_since) {
                 peer.alive_counter = update.alive_counter;
-                peer.suspected_since = now;
-                spread(peer.info, Status::suspect, peer.alive_counter);
+                start_suspicion(peer, now);
             }
             return;
         case Status::dead:
@@ -276,8 +296,7 @@ void Membership::apply_to_peer(Peer& peer, const MemberUpdate& update, Time now)
             } else {
                 // Not suspect here: a verdict from far away (perhaps across a partition that just
                 // healed) starts a suspicion instead, which the member can still refute.
-                peer.suspected_since = now;
-                spread(peer.info, Status::suspect, peer.alive_counter);
+                start_suspicion(peer, now);
             }
             return;
         case Status::left: on_leave(peer.info.id, peer.info.incarnation, now); return;
@@ -360,7 +379,7 @@ bool Membership::on_rejected(const MemberInfo& peer, Time now) {
     spread(self_, Status::alive, alive_counter_);
     // Contact it until it answers, as any member learned of.
     if (peers_.size() < options_.members_max) {
-        peers_.emplace(peer.id, Peer{peer, false, 0, {}, now, now});
+        add_peer(peer, now);
     }
     return true;
 }
@@ -371,24 +390,27 @@ void Membership::suspect(const MemberInfo& member, Time now) {
         found->second.info.incarnation != member.incarnation || found->second.suspected_since) {
         return;
     }
-    found->second.suspected_since = now;
-    spread(found->second.info, Status::suspect, found->second.alive_counter);
+    start_suspicion(found->second, now);
 }
 
 void Membership::tick(Time now) {
     ++periods_;
     std::vector<NodeId> timed_out;
-    for (auto it = peers_.begin(); it != peers_.end();) {
-        const Peer& peer = it->second;
-        if (peer.live && peer.suspected_since &&
-            now - *peer.suspected_since >= options_.dead_after) {
-            timed_out.push_back(it->first);
-            ++it;
-        } else if (!peer.live && now - peer.learned_at > options_.forget_unheard_after) {
-            it = peers_.erase(it);
-        } else {
-            ++it;
+    for (auto it = unsettled_.begin(); it != unsettled_.end();) {
+        auto found = peers_.find(*it);
+        if (found == peers_.end() || (found->second.live && !found->second.suspected_since)) {
+            it = unsettled_.erase(it);  // gone, or settled since
+            continue;
         }
+        const Peer& peer = found->second;
+        if (peer.live && now - *peer.suspected_since >= options_.dead_after) {
+            timed_out.push_back(*it);
+        } else if (!peer.live && now - peer.learned_at > options_.forget_unheard_after) {
+            peers_.erase(found);
+            it = unsettled_.erase(it);
+            continue;
+        }
+        ++it;
     }
     for (const NodeId& id : timed_out) {
         declare_dead(peers_.at(id), now);
@@ -457,17 +479,18 @@ std::optional<MemberInfo> Membership::sync_partner() {
     if (periods_ % options_.sync_every_periods != 0 || live_.size() < 2) {
         return std::nullopt;
     }
-    std::vector<MemberInfo> others;
-    std::copy_if(live_.begin(), live_.end(), std::back_inserter(others),
-                 [this](const MemberInfo& member) { return member.id != self_.id; });
-    return others[std::uniform_int_distribution<std::size_t>(0, others.size() - 1)(random_)];
+    // One of the others at random: an index among them, past this node's own place in the list.
+    const std::size_t self_at = static_cast<std::size_t>(find_live(self_.id) - live_.data());
+    const std::size_t pick =
+        std::uniform_int_distribution<std::size_t>(0, live_.size() - 2)(random_);
+    return live_[pick < self_at ? pick : pick + 1];
 }
 
 std::vector<MemberInfo> Membership::pending() const {
     std::vector<MemberInfo> all;
-    for (const auto& [id, peer] : peers_) {
-        if (!peer.live) {
-            all.push_back(peer.info);
+    for (const NodeId& id : unsettled_) {
+        if (auto found = peers_.find(id); found != peers_.end() && !found->second.live) {
+            all.push_back(found->second.info);
         }
     }
     return all;

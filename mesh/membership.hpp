@@ -36,6 +36,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -86,11 +87,17 @@ public:
     // `member` answered neither this node's ping nor its helpers' within a protocol period.
     void suspect(const MemberInfo& member, Time now);
     // Declares suspects dead once their suspicion times out and forgets stale pending members.
+    // Costs one step per suspect or pending member, none per settled one.
     void tick(Time now);
 
     [[nodiscard]] const MemberInfo& self() const { return self_; }
     [[nodiscard]] std::uint64_t alive_counter() const { return alive_counter_; }
     [[nodiscard]] std::span<const MemberInfo> live() const { return live_; }
+    // A hash of the live list (IDs and incarnations, this node's own included): two members
+    // whose digests agree have the same list, so a periodic sync can send the digest alone.
+    [[nodiscard]] std::uint64_t live_digest() const { return live_digest_; }
+    // Membership news this node still spreads (none once the cluster has been quiet a while).
+    [[nodiscard]] std::size_t news_to_spread() const { return gossip_.size(); }
     [[nodiscard]] const MemberInfo* find_live(const NodeId& id) const;
     [[nodiscard]] bool is_live(const MemberInfo& member) const;
     [[nodiscard]] bool is_dead(const MemberInfo& member) const;
@@ -143,6 +150,8 @@ private:
     void declare_dead(Peer& peer, Time now);
     void make_live(Peer& peer, const MemberInfo& info, Time now);
     void learn(const MemberInfo& member, Time now);
+    void add_peer(const MemberInfo& member, Time now);
+    void start_suspicion(Peer& peer, Time now);
     void apply(const MemberUpdate& update, Time now);
     void apply_to_self(const MemberUpdate& update);
     void apply_to_peer(Peer& peer, const MemberUpdate& update, Time now);
@@ -158,6 +167,10 @@ private:
     std::map<NodeId, Tombstone> tombstones_;
     std::map<NodeId, Reconciled> reconciled_;  // recent reconciliations, kept for `dead_after`
     std::vector<MemberInfo> live_;             // sorted by ID, including self
+    std::uint64_t live_digest_ = 0;
+    // The peers tick() looks at: suspects and pending members, with settled ones left over until
+    // the next tick clears them. A period costs nothing per settled member.
+    std::set<NodeId> unsettled_;
     std::vector<MembershipEvent> events_;
     std::vector<MemberInfo> to_tell_;
     GossipQueue gossip_;

@@ -75,7 +75,7 @@ void MeshCore::period() {
         send_probe(*buried, wire::METHOD_PING, 0, {});
     }
     if (auto partner = membership_.sync_partner()) {
-        send_sync(*partner, wire::METHOD_SYNC);
+        send_sync(*partner, wire::METHOD_SYNC, /*digest_only=*/true);
     }
     period_timer_ =
         scheduler_.run_after(options_.membership.heartbeat_interval, [this, alive = alive_] {
@@ -131,10 +131,10 @@ void MeshCore::send_probe(const MemberInfo& to, MethodId method, std::uint64_t s
     transport_.send(to, control_frame(method, encode(message)));
 }
 
-void MeshCore::send_sync(const MemberInfo& to, MethodId method) {
-    SyncMessage message{self(), {}};
+void MeshCore::send_sync(const MemberInfo& to, MethodId method, bool digest_only) {
+    SyncMessage message{self(), {}, membership_.live_digest(), digest_only};
     for (const MemberInfo& member : membership_.live()) {
-        if (member.id != self().id) {
+        if (!digest_only && member.id != self().id) {
             message.members.push_back(member);
         }
     }
@@ -157,7 +157,7 @@ void MeshCore::connected(const MemberInfo& peer) {
     }
     membership_.add_pending(peer, scheduler_.now());
     // A seed or a new peer: exchange member lists at once, so that a joining node meets everyone.
-    send_sync(peer, wire::METHOD_SYNC);
+    send_sync(peer, wire::METHOD_SYNC, /*digest_only=*/false);
 }
 
 void MeshCore::deliver(const MemberInfo& from, Transport::ConnectionId via,
@@ -266,8 +266,13 @@ void MeshCore::handle_sync(const MemberInfo& from, const Envelope& envelope) {
     }
     const auto verdict = membership_.on_sync(message->sender, message->members, scheduler_.now());
     answer_verdict(from, verdict);
-    if (verdict == Membership::Verdict::accepted && envelope.method == wire::METHOD_SYNC) {
-        send_sync(from, wire::METHOD_SYNC_ANSWER);
+    if (verdict == Membership::Verdict::accepted && message->digest_only) {
+        // The lists differ: exchange them (a full Sync, answered with the full list).
+        if (message->digest != membership_.live_digest()) {
+            send_sync(from, wire::METHOD_SYNC, /*digest_only=*/false);
+        }
+    } else if (verdict == Membership::Verdict::accepted && envelope.method == wire::METHOD_SYNC) {
+        send_sync(from, wire::METHOD_SYNC_ANSWER, /*digest_only=*/false);
     }
     tell_buried();
     publish_events();

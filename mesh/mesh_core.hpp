@@ -128,7 +128,8 @@ private:
     void ask_helpers(std::uint64_t sequence);
     void send_probe(const MemberInfo& to, MethodId method, std::uint64_t sequence,
                     const MemberInfo& subject);
-    void send_sync(const MemberInfo& to, MethodId method);
+    // This node's live list to `to`, or its digest alone (the periodic sync).
+    void send_sync(const MemberInfo& to, MethodId method, bool digest_only);
     void tell_buried();
     void handle_control(const MemberInfo& from, const Envelope& envelope);
     void handle_sync(const MemberInfo& from, const Envelope& envelope);

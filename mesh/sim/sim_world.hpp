@@ -106,6 +106,7 @@ public:
 
     [[nodiscard]] std::uint64_t event_log_hash() const { return log_hash_; }
     [[nodiscard]] std::uint64_t frames_delivered() const { return frames_delivered_; }
+    [[nodiscard]] std::uint64_t bytes_delivered() const { return bytes_delivered_; }
     [[nodiscard]] std::uint64_t frames_dropped() const { return frames_dropped_; }
     [[nodiscard]] std::uint64_t handshakes_refused() const { return handshakes_refused_; }
     [[nodiscard]] std::mt19937_64& random() { return random_; }
@@ -153,6 +154,7 @@ private:
     std::vector<std::function<void(SimNode&)>> stop_hooks_;
     std::uint64_t log_hash_ = 0;
     std::uint64_t frames_delivered_ = 0;
+    std::uint64_t bytes_delivered_ = 0;  // the frames' encoded size
     std::uint64_t frames_dropped_ = 0;
     std::uint64_t handshakes_refused_ = 0;
     std::mt19937_64

@@ -194,3 +194,32 @@ TEST_CASE("mesh/wire: probes round-trip, and too many updates or an unknown stat
     CHECK(flood.error().message.find("updates") != std::string::npos);
     CHECK_FALSE(mesh::decode_probe(with_updates(1, 9).words(), options).has_value());
 }
+
+TEST_CASE(
+    "mesh/wire: member lists and their digests round-trip, and a digest with members is "
+    "refused") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    const mesh::MemberInfo sender{NodeId("node-1"), "127.0.0.1:7100", "HTTP", 42};
+    const mesh::MemberInfo other{NodeId("node-2"), "127.0.0.1:7101", "HTTP", 7};
+    auto full = mesh::decode_sync(
+        mesh::encode(mesh::SyncMessage{sender, {other}, 99, false}).words(), options);
+    REQUIRE(full.has_value());
+    CHECK(full->sender == sender);
+    CHECK(full->members == std::vector{other});
+    CHECK(full->digest == 99);
+    CHECK_FALSE(full->digest_only);
+    auto digest =
+        mesh::decode_sync(mesh::encode(mesh::SyncMessage{sender, {}, 99, true}).words(), options);
+    REQUIRE(digest.has_value());
+    CHECK(digest->members.empty());
+    CHECK(digest->digest_only);
+
+    auto both = mesh::make_payload<mesh::wire::Sync>([&](mesh::wire::Sync::Builder root) {
+        root.initSender().setId("node-1");
+        root.initMembers(1)[0].setId("node-2");
+        root.setDigestOnly(true);
+    });
+    auto refused = mesh::decode_sync(both.words(), options);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message.find("digest-only") != std::string::npos);
+}

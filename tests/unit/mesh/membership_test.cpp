@@ -167,3 +167,40 @@ TEST_CASE("mesh/membership: probes go round every member before any is probed tw
     CHECK(std::none_of(helpers.begin(), helpers.end(),
                        [](const MemberInfo& m) { return m.id == NodeId("b"); }));
 }
+
+TEST_CASE("mesh/membership: the live list's digest agrees exactly when the lists do") {
+    Membership a(member("a", 1), MembershipOptions{});
+    Membership b(member("b", 1), MembershipOptions{});
+    const auto digest_of_own = a.live_digest();
+    REQUIRE(a.on_probe(member("b", 1), 0, at_ms(0)) == Membership::Verdict::accepted);
+    REQUIRE(b.on_probe(member("a", 1), 0, at_ms(0)) == Membership::Verdict::accepted);
+    CHECK(a.live_digest() != digest_of_own);
+    CHECK(a.live_digest() == b.live_digest());  // {a, b} seen from either side
+    REQUIRE(a.on_probe(member("c", 1), 0, at_ms(10)) == Membership::Verdict::accepted);
+    CHECK(a.live_digest() != b.live_digest());
+    REQUIRE(b.on_probe(member("c", 2), 0, at_ms(10)) == Membership::Verdict::accepted);
+    CHECK(a.live_digest() != b.live_digest());  // another incarnation of c
+    REQUIRE(a.on_probe(member("c", 2), 0, at_ms(20)) == Membership::Verdict::accepted);
+    CHECK(a.live_digest() == b.live_digest());
+}
+
+TEST_CASE("mesh/membership: a member heard of but never from is pinged, then forgotten") {
+    MembershipOptions options;
+    Membership self(member("a", 1), options);
+    REQUIRE(self.on_probe(member("b", 1), 0, at_ms(0)) == Membership::Verdict::accepted);
+    self.on_gossip(std::vector<MemberUpdate>{{member("c", 1), MemberUpdate::Status::alive, 0}},
+                   at_ms(0));
+    CHECK(self.pending() == std::vector{member("c", 1)});
+    self.tick(at_ms(0) + options.forget_unheard_after);
+    CHECK(self.pending() == std::vector{member("c", 1)});
+    self.tick(at_ms(1) + options.forget_unheard_after);
+    CHECK(self.pending().empty());
+    // A member that answered in time is live, and is not forgotten.
+    self.on_gossip(std::vector<MemberUpdate>{{member("d", 1), MemberUpdate::Status::alive, 0}},
+                   at_ms(20000));
+    REQUIRE(self.on_probe(member("d", 1), 0, at_ms(20100)) == Membership::Verdict::accepted);
+    CHECK(self.pending().empty());
+    self.tick(at_ms(40000));
+    CHECK(self.find_live(NodeId("d")) != nullptr);
+    CHECK(self.find_live(NodeId("b")) != nullptr);
+}
