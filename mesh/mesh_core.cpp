@@ -133,9 +133,11 @@ void MeshCore::send_probe(const MemberInfo& to, MethodId method, std::uint64_t s
 
 void MeshCore::send_sync(const MemberInfo& to, MethodId method, bool digest_only) {
     SyncMessage message{self(), {}, membership_.live_digest(), digest_only};
-    for (const MemberInfo& member : membership_.live()) {
-        if (!digest_only && member.id != self().id) {
-            message.members.push_back(member);
+    if (!digest_only) {
+        for (const MemberInfo& member : membership_.live()) {
+            if (member.id != self().id) {
+                message.members.push_back(member);
+            }
         }
     }
     transport_.send(to, control_frame(method, encode(message)));
@@ -266,13 +268,15 @@ void MeshCore::handle_sync(const MemberInfo& from, const Envelope& envelope) {
     }
     const auto verdict = membership_.on_sync(message->sender, message->members, scheduler_.now());
     answer_verdict(from, verdict);
-    if (verdict == Membership::Verdict::accepted && message->digest_only) {
-        // The lists differ: exchange them (a full Sync, answered with the full list).
-        if (message->digest != membership_.live_digest()) {
+    if (verdict == Membership::Verdict::accepted) {
+        if (!message->digest_only) {
+            if (envelope.method == wire::METHOD_SYNC) {
+                send_sync(from, wire::METHOD_SYNC_ANSWER, /*digest_only=*/false);
+            }
+        } else if (message->digest != membership_.live_digest()) {
+            // The lists differ: exchange them (a full Sync, answered with the full list).
             send_sync(from, wire::METHOD_SYNC, /*digest_only=*/false);
         }
-    } else if (verdict == Membership::Verdict::accepted && envelope.method == wire::METHOD_SYNC) {
-        send_sync(from, wire::METHOD_SYNC_ANSWER, /*digest_only=*/false);
     }
     tell_buried();
     publish_events();
