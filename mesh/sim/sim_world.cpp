@@ -67,12 +67,8 @@ SimWorld::~SimWorld() {
 }
 
 SimNode* SimWorld::find(const NodeId& id) {
-    for (auto& node : nodes_) {
-        if (node->id() == id) {
-            return node.get();
-        }
-    }
-    return nullptr;
+    const auto found = index_of_.find(id);
+    return found == index_of_.end() ? nullptr : nodes_[found->second].get();
 }
 
 SimNode& SimWorld::node(const NodeId& id) {
@@ -94,6 +90,7 @@ SimNode& SimWorld::add_node(SimNodeConfig config) {
     auto node = std::make_unique<SimNode>();
     node->config_ = std::move(config);
     node->index_ = nodes_.size();
+    index_of_.emplace(node->config_.id, node->index_);
     node->scheduler_ = std::make_unique<SimNode::NodeScheduler>(*this, *node);
     node->transport_ = std::make_unique<SimNode::NodeTransport>(*this, *node);
     nodes_.push_back(std::move(node));
@@ -120,7 +117,7 @@ void SimWorld::start(SimNode& node) {
         const std::size_t target_index = target->index();
         schedule(now_ + links_.latency, [this, &node, target_index] {
             if (node.running() && nodes_[target_index]->running() &&
-                !blocked_.contains({node.index(), target_index})) {
+                !blocked_.contains(link(node.index(), target_index))) {
                 dial_seed(node, target_index);
             }
         });
@@ -182,7 +179,7 @@ void SimWorld::relay(std::size_t from, std::size_t to, Frame frame,
         now_ + links_.latency,
         [this, from, to, frame = std::move(frame), received = std::move(received)] {
             if (!nodes_[from]->running() || !nodes_[to]->running() ||
-                blocked_.contains({from, to})) {
+                blocked_.contains(link(from, to))) {
                 ++frames_dropped_;
                 return;
             }
@@ -237,7 +234,7 @@ void SimWorld::pause(const NodeId& id, Duration duration) {
 }
 
 std::uint64_t& SimWorld::connection_epoch(std::size_t a, std::size_t b) {
-    return connection_epochs_[{std::min(a, b), std::max(a, b)}];
+    return connection_epochs_[link(std::min(a, b), std::max(a, b))];
 }
 
 void SimWorld::close_connection(std::size_t a, std::size_t b) {
@@ -245,11 +242,11 @@ void SimWorld::close_connection(std::size_t a, std::size_t b) {
 }
 
 void SimWorld::block(const NodeId& from, const NodeId& to) {
-    blocked_.insert({node(from).index(), node(to).index()});
+    blocked_.insert(link(node(from).index(), node(to).index()));
 }
 
 void SimWorld::unblock(const NodeId& from, const NodeId& to) {
-    blocked_.erase({node(from).index(), node(to).index()});
+    blocked_.erase(link(node(from).index(), node(to).index()));
 }
 
 void SimWorld::partition(const std::set<NodeId>& side_a, const std::set<NodeId>& side_b) {
@@ -271,7 +268,7 @@ TimerId SimWorld::schedule(Time at, std::function<void()> task, std::uint32_t ta
 
 void SimWorld::transmit(SimNode& from, std::size_t to_index, Frame frame) {
     const std::size_t from_index = from.index();
-    if (blocked_.contains({from_index, to_index}) ||
+    if (blocked_.contains(link(from_index, to_index)) ||
         std::bernoulli_distribution(links_.drop_rate)(random_)) {
         ++frames_dropped_;
         return;
@@ -283,7 +280,7 @@ void SimWorld::transmit(SimNode& from, std::size_t to_index, Frame frame) {
     }
     Time arrival = now_ + delay;
     if (!links_.reorder) {
-        Time& last = last_arrival_[{from_index, to_index}];
+        Time& last = last_arrival_[link(from_index, to_index)];
         arrival = std::max(arrival, last);
         last = arrival;
     }

@@ -15,12 +15,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "mesh/mesh_core.hpp"
@@ -135,6 +136,9 @@ private:
     // node), then hands it to `received`.
     void relay(std::size_t from, std::size_t to, Frame frame,
                std::function<void(const Envelope&)> received);
+    [[nodiscard]] static std::uint64_t link(std::size_t from, std::size_t to) {
+        return (static_cast<std::uint64_t>(from) << 32U) | static_cast<std::uint64_t>(to);
+    }
     [[nodiscard]] std::uint64_t& connection_epoch(std::size_t a, std::size_t b);
     void log(std::uint64_t a, std::uint64_t b, std::uint64_t c);
     [[nodiscard]] SimNode* find(const NodeId& id);
@@ -145,10 +149,12 @@ private:
     Time now_{};
     TimerQueue events_;
     std::vector<std::unique_ptr<SimNode>> nodes_;
-    std::set<std::pair<std::size_t, std::size_t>> blocked_;
-    std::map<std::pair<std::size_t, std::size_t>, Time> last_arrival_;  // for FIFO links
+    std::unordered_map<NodeId, std::size_t> index_of_;
+    // Link state, keyed by link(from, to): hashed, as a frame's send looks up each of them.
+    std::unordered_set<std::uint64_t> blocked_;
+    std::unordered_map<std::uint64_t, Time> last_arrival_;  // for FIFO links
     // Per pair of nodes (lower index first): bumped when either forgets the other.
-    std::map<std::pair<std::size_t, std::size_t>, std::uint64_t> connection_epochs_;
+    std::unordered_map<std::uint64_t, std::uint64_t> connection_epochs_;
     DropRule drop_rule_;
     std::vector<std::function<void(SimNode&)>> start_hooks_;
     std::vector<std::function<void(SimNode&)>> stop_hooks_;
