@@ -363,10 +363,10 @@ Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> pro
             return ok;
         }
         // Values that fall in one bucket would visit it twice: keep each bucket's first value.
-        std::array<std::vector<std::int64_t>, profile_properties_max> lists;
+        auto& lists = out.bucket_lists_;
         std::size_t combinations = 1;
         for (std::size_t i = 0; i < profile.properties.size(); ++i) {
-            lists[i].reserve(values[i].size());
+            lists[i].clear();
             for (std::int64_t value : values[i]) {
                 const std::int64_t bucket = bucket_of(value, profile.properties[i].width);
                 if (std::find(lists[i].begin(), lists[i].end(), bucket) == lists[i].end()) {

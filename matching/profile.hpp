@@ -13,6 +13,7 @@
 // than one per bucket. Its hash is the key's `place`; with groups of one bucket, the key's own
 // hash.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -69,8 +70,12 @@ public:
     SearchKey& push();
 
 private:
+    friend class ProfileRegistry;
+
     std::vector<SearchKey> keys_;
     std::size_t size_ = 0;
+    // A range search's buckets per property: scratch, kept for its capacity.
+    std::array<std::vector<std::int64_t>, profile_properties_max> bucket_lists_;
 };
 
 // The defined profiles. Owned by a store; single-threaded like everything in a node's loop.

@@ -29,18 +29,29 @@ bool contains(const std::vector<NodeId>& nodes, const NodeId& id) {
 }  // namespace
 
 struct MatchingService::SearchJob {
+    static constexpr std::uint32_t no_request = 0xffff'ffffU;   // answered, or no replica left
+    static constexpr std::uint32_t being_asked = 0xffff'fffeU;  // within dispatch only
+
+    std::uint32_t generation = 0;
+    bool in_use = false;
+    // Per key, in [0, key_count): the lists keep their length and their elements' capacity from
+    // job to job.
+    std::size_t key_count = 0;
     std::vector<std::string> keys;
-    std::vector<std::vector<NodeId>> replicas;  // per key, the one to ask first in front
-    std::vector<std::size_t> next_replica;      // per key
-    std::vector<std::vector<Found>> found;      // per key
+    std::vector<std::vector<NodeId>> replicas;  // the one to ask first in front
+    std::vector<std::size_t> next_replica;
+    std::vector<std::uint32_t> request_of;  // the request that asks for the key now (0: none yet)
+    std::vector<std::vector<Found>> found;
+    std::uint32_t requests = 0;  // sent so far; they are numbered from 1
     std::size_t limit = 0;
     std::size_t node_limit = 0;
     std::uint32_t rotation = 0;
     std::size_t profile_count = 0;
     std::size_t outstanding = 0;
     std::size_t unanswered = 0;
-    bool finished = false;
     SearchCallback done;
+    SearchOutcome outcome;     // once every key is answered or given up
+    mesh::TimerId answer = 0;  // the turn that hands `outcome` to `done`
 };
 
 MatchingService::MatchingService(mesh::Network& network, mesh::Scheduler& scheduler,
@@ -88,6 +99,11 @@ MatchingService::MatchingService(mesh::Network& network, mesh::Scheduler& schedu
 MatchingService::~MatchingService() {
     *alive_ = false;
     scheduler_.cancel(sweep_timer_);
+    for (const auto& job : jobs_) {
+        if (job->in_use && job->answer != 0) {
+            scheduler_.cancel(job->answer);
+        }
+    }
 }
 
 void MatchingService::warn(std::string message) {
@@ -205,37 +221,36 @@ Result<void> MatchingService::search_with_range_with_tags(std::span<const std::s
     return {};
 }
 
-void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas) const {
+void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas,
+                                       std::size_t key_count) {
     // Greedy cover: this node for every key it holds, then, while keys are left, the node that
     // holds most of them (ties: among the earliest such key's replicas, the first from a place
     // this node's hash picks, so that nodes searching the same group ask different replicas of
     // it). Every request and answer is a frame, and a frame costs both nodes far more than the
     // keys it carries.
-    std::vector<bool> covered(replicas.size(), false);
+    covered_.assign(key_count, false);
     std::optional<NodeId> chosen = network_.self().id;
     // Uncovered keys each node holds: a handful of nodes, so a list.
-    std::vector<std::pair<const NodeId*, std::size_t>> holders;
-    holders.reserve(replicas.size() * (replicas.empty() ? 0 : replicas.front().size()));
     const auto held_by = [&](const NodeId& node) -> std::size_t& {
-        auto found = std::find_if(holders.begin(), holders.end(),
+        auto found = std::find_if(holders_.begin(), holders_.end(),
                                   [&](const auto& entry) { return *entry.first == node; });
-        return found != holders.end() ? found->second : holders.emplace_back(&node, 0).second;
+        return found != holders_.end() ? found->second : holders_.emplace_back(&node, 0).second;
     };
     while (chosen) {
-        for (std::size_t k = 0; k < replicas.size(); ++k) {
+        for (std::size_t k = 0; k < key_count; ++k) {
             auto& list = replicas[k];
             if (auto found = std::find(list.begin(), list.end(), *chosen);
-                !covered[k] && found != list.end()) {
+                !covered_[k] && found != list.end()) {
                 // Asked first; the others stay behind it as fallbacks.
                 std::rotate(list.begin(), found, found + 1);
-                covered[k] = true;
+                covered_[k] = true;
             }
         }
-        holders.clear();
+        holders_.clear();
         chosen.reset();
         std::size_t best = 0;
-        for (std::size_t k = 0; k < replicas.size(); ++k) {
-            if (covered[k]) {
+        for (std::size_t k = 0; k < key_count; ++k) {
+            if (covered_[k]) {
                 continue;
             }
             for (const NodeId& node : replicas[k]) {
@@ -244,8 +259,8 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
                 }
             }
         }
-        for (std::size_t k = 0; k < replicas.size() && !chosen; ++k) {
-            if (covered[k]) {
+        for (std::size_t k = 0; k < key_count && !chosen; ++k) {
+            if (covered_[k]) {
                 continue;
             }
             const auto& list = replicas[k];
@@ -258,139 +273,200 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
             }
         }
     }
+    holders_.clear();
+}
+
+MatchingService::SearchJob& MatchingService::job_at(JobRef ref) const {
+    SearchJob& job = *jobs_[ref.slot];
+    MM_ASSERT(job.in_use && job.generation == ref.generation);
+    return job;
 }
 
 void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
                                    SearchCallback done, std::uint32_t rotation) {
     ++counters_.searches;
-    auto job = std::make_shared<SearchJob>();
-    job->limit = limit;
-    job->rotation = rotation;
-    job->profile_count = profile_count;
+    if (free_jobs_.empty()) {
+        free_jobs_.push_back(static_cast<std::uint32_t>(jobs_.size()));
+        jobs_.push_back(std::make_unique<SearchJob>());
+    }
+    const JobRef ref{free_jobs_.back(), jobs_[free_jobs_.back()]->generation};
+    free_jobs_.pop_back();
+    SearchJob& job = *jobs_[ref.slot];
+    job.in_use = true;
+    job.limit = limit;
+    job.rotation = rotation;
+    job.profile_count = profile_count;
     // With several profiles, another node's answer may repeat up to `limit` of a node's unique
     // IDs, so each node returns up to twice the limit to keep the merged result exact.
-    job->node_limit = profile_count > 1 ? 2 * limit : limit;
-    job->done = std::move(done);
-    const std::size_t key_count = keys_.keys().size();
-    job->keys.reserve(key_count);
-    job->replicas.reserve(key_count);
-    std::vector<std::size_t> all;
-    all.reserve(key_count);
-    for (const SearchKey& key : keys_.keys()) {
-        job->keys.push_back(key.text);
-        job->replicas.emplace_back();
-        placement_.replicas(key.place, job->replicas.back());
-        all.push_back(all.size());
+    job.node_limit = profile_count > 1 ? 2 * limit : limit;
+    job.requests = 0;
+    job.outstanding = 0;
+    job.unanswered = 0;
+    job.done = std::move(done);
+    const auto keys = keys_.keys();
+    job.key_count = keys.size();
+    if (job.keys.size() < keys.size()) {
+        job.keys.resize(keys.size());
+        job.replicas.resize(keys.size());
+        job.next_replica.resize(keys.size());
+        job.request_of.resize(keys.size());
+        job.found.resize(keys.size());
     }
-    ask_fewest_nodes(job->replicas);
-    job->next_replica.assign(job->keys.size(), 0);
-    job->found.resize(job->keys.size());
-    dispatch(job, std::move(all));
-    finish_if_done(job);
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        job.keys[k].assign(keys[k].text);
+        placement_.replicas(keys[k].place, job.replicas[k]);
+        job.next_replica[k] = 0;
+        job.request_of[k] = 0;
+        job.found[k].clear();
+    }
+    ask_fewest_nodes(job.replicas, job.key_count);
+    dispatch(ref, 0);
+    finish_if_done(ref);
 }
 
-void MatchingService::dispatch(const std::shared_ptr<SearchJob>& job,
-                               std::vector<std::size_t> key_indexes) {
-    // A search covers a handful of keys on fewer nodes: a short list beats a map.
-    std::vector<std::pair<NodeId, std::vector<std::size_t>>> groups;
-    groups.reserve(key_indexes.size());
-    for (std::size_t index : key_indexes) {
-        if (job->next_replica[index] >= job->replicas[index].size()) {
-            ++job->unanswered;
+void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
+    SearchJob& job = job_at(ref);
+    // The nodes to ask, each with its request's number; a search covers a handful of keys on
+    // fewer nodes, so a short list beats a map. Replies never run inside network_.request (they
+    // come on a later turn of the loop), so nothing below is re-entered while it runs.
+    asked_.clear();
+    for (std::size_t k = 0; k < job.key_count; ++k) {
+        if (job.request_of[k] != request) {
             continue;
         }
-        const NodeId& node = job->replicas[index][job->next_replica[index]++];
-        auto group = std::find_if(groups.begin(), groups.end(),
-                                  [&](const auto& entry) { return entry.first == node; });
-        if (group == groups.end()) {
-            group = groups.emplace(groups.end(), node, std::vector<std::size_t>());
-            group->second.reserve(key_indexes.size());
+        if (job.next_replica[k] >= job.replicas[k].size()) {
+            ++job.unanswered;
+            job.request_of[k] = SearchJob::no_request;
+            continue;
         }
-        group->second.push_back(index);
+        const NodeId& node = job.replicas[k][job.next_replica[k]++];
+        job.request_of[k] = SearchJob::being_asked;
+        if (std::none_of(asked_.begin(), asked_.end(),
+                         [&](const auto& entry) { return *entry.first == node; })) {
+            asked_.emplace_back(&node, 0);
+        }
     }
-    std::sort(groups.begin(), groups.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [node, indexes] : groups) {
-        std::vector<std::string> keys;
-        keys.reserve(indexes.size());
-        for (std::size_t index : indexes) {
-            keys.push_back(job->keys[index]);
+    std::sort(asked_.begin(), asked_.end(),
+              [](const auto& a, const auto& b) { return *a.first < *b.first; });
+    for (auto& [node, number] : asked_) {
+        number = ++job.requests;
+    }
+    for (std::size_t k = 0; k < job.key_count; ++k) {
+        if (job.request_of[k] == SearchJob::being_asked) {
+            const NodeId& node = job.replicas[k][job.next_replica[k] - 1];
+            job.request_of[k] = std::find_if(asked_.begin(), asked_.end(), [&](const auto& entry) {
+                                    return *entry.first == node;
+                                })->second;
         }
-        if (node == network_.self().id) {
+    }
+    for (const auto& [node, number] : asked_) {
+        request_keys_.clear();
+        request_key_indexes_.clear();
+        for (std::size_t k = 0; k < job.key_count; ++k) {
+            if (job.request_of[k] == number) {
+                request_keys_.emplace_back(job.keys[k]);
+                request_key_indexes_.push_back(k);
+            }
+        }
+        if (*node == network_.self().id) {
             const Time now = scheduler_.now();
-            for (const KeyedView& view : serve(keys, job->node_limit, job->rotation)) {
-                job->found[indexes[view.key_index]].push_back(copy_found(view.item, now));
+            for (const KeyedView& view : serve(request_keys_, job.node_limit, job.rotation)) {
+                job.found[request_key_indexes_[view.key_index]].push_back(
+                    copy_found(view.item, now));
+            }
+            for (const std::size_t k : request_key_indexes_) {
+                job.request_of[k] = SearchJob::no_request;
             }
             continue;
         }
-        ++job->outstanding;
+        ++job.outstanding;
         network_.request(
-            node, wire::SERVICE, wire::METHOD_SEARCH,
-            encode_search(keys, job->node_limit, job->rotation), options_.search_timeout,
-            [this, alive = alive_, job, indexes = std::move(indexes)](
-                std::expected<mesh::PayloadView, mesh::MeshError> reply) mutable {
+            *node, wire::SERVICE, wire::METHOD_SEARCH,
+            encode_search(request_keys_, job.node_limit, job.rotation), options_.search_timeout,
+            [this, alive = alive_, ref,
+             number = number](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
                 if (!*alive) {
                     return;
                 }
-                --job->outstanding;
+                SearchJob& job = job_at(ref);
+                --job.outstanding;
                 auto decoded = reply ? decode_search_response(*reply, network_.reader_options())
                                      : Result<std::vector<KeyedFound>>(std::unexpected(
                                            MatchingError{Errc::timeout, reply.error().message}));
-                if (decoded) {
-                    for (KeyedFound& found : *decoded) {
-                        if (found.key_index < indexes.size()) {
-                            job->found[indexes[found.key_index]].push_back(std::move(found.item));
-                        }
-                    }
-                } else {
+                if (!decoded) {
                     ++counters_.search_fallbacks;
-                    dispatch(job, std::move(indexes));
+                    dispatch(ref, number);
+                    finish_if_done(ref);
+                    return;
                 }
-                finish_if_done(job);
+                // The answer numbers the request's keys in the order they were sent.
+                request_key_indexes_.clear();
+                for (std::size_t k = 0; k < job.key_count; ++k) {
+                    if (job.request_of[k] == number) {
+                        request_key_indexes_.push_back(k);
+                        job.request_of[k] = SearchJob::no_request;
+                    }
+                }
+                for (KeyedFound& found : *decoded) {
+                    if (found.key_index < request_key_indexes_.size()) {
+                        job.found[request_key_indexes_[found.key_index]].push_back(
+                            std::move(found.item));
+                    }
+                }
+                finish_if_done(ref);
             });
     }
 }
 
-void MatchingService::finish_if_done(const std::shared_ptr<SearchJob>& job) {
-    if (job->outstanding > 0 || job->finished) {
+void MatchingService::finish_if_done(JobRef ref) {
+    SearchJob& job = job_at(ref);
+    if (job.outstanding > 0) {
         return;
     }
-    job->finished = true;
     SearchOutcome outcome;
-    outcome.keys_unanswered = job->unanswered;
-    counters_.keys_unanswered += job->unanswered;
+    outcome.keys_unanswered = job.unanswered;
+    counters_.keys_unanswered += job.unanswered;
     // One profile cannot repeat a unique ID (it lives in one bucket); several profiles can.
     std::unordered_set<std::string> seen;
-    for (auto& items : job->found) {
-        for (Found& item : items) {
-            if (outcome.items.size() >= job->limit) {
+    for (std::size_t k = 0; k < job.key_count; ++k) {
+        for (Found& item : job.found[k]) {
+            if (outcome.items.size() >= job.limit) {
                 break;
             }
-            if (job->profile_count == 1 || seen.insert(item.unique_id).second) {
+            if (job.profile_count == 1 || seen.insert(item.unique_id).second) {
                 outcome.items.push_back(std::move(item));
             }
         }
     }
+    job.outcome = std::move(outcome);
     // Always answer on a later turn of the loop, even when every key was local.
-    scheduler_.run_after(Duration(0),
-                         [done = std::move(job->done), outcome = std::move(outcome)]() mutable {
-                             done(std::move(outcome));
-                         });
+    job.answer = scheduler_.run_after(Duration(0), [this, ref] { answer(ref); });
 }
 
-std::vector<KeyedView> MatchingService::serve(std::span<const std::string> keys, std::size_t limit,
-                                              std::uint32_t rotation) {
+void MatchingService::answer(JobRef ref) {
+    SearchJob& job = job_at(ref);
+    SearchCallback done = std::move(job.done);
+    SearchOutcome outcome = std::move(job.outcome);
+    job.answer = 0;
+    job.in_use = false;
+    ++job.generation;
+    free_jobs_.push_back(ref.slot);
+    done(std::move(outcome));
+}
+
+std::span<const KeyedView> MatchingService::serve(std::span<const std::string_view> keys,
+                                                  std::size_t limit, std::uint32_t rotation) {
     const Time now = scheduler_.now();
-    std::vector<FoundItem> views;
-    std::vector<KeyedView> found;
-    for (std::size_t i = 0; i < keys.size() && views.size() < limit; ++i) {
-        const std::size_t before = views.size();
-        items_.collect(keys[i], key_hash(keys[i]), now, limit, before, views, rotation);
-        for (std::size_t j = before; j < views.size(); ++j) {
-            found.push_back(KeyedView{i, views[j]});
+    served_items_.clear();
+    served_.clear();
+    for (std::size_t i = 0; i < keys.size() && served_items_.size() < limit; ++i) {
+        const std::size_t before = served_items_.size();
+        items_.collect(keys[i], key_hash(keys[i]), now, limit, before, served_items_, rotation);
+        for (std::size_t j = before; j < served_items_.size(); ++j) {
+            served_.push_back(KeyedView{i, served_items_[j]});
         }
     }
-    return found;
+    return served_;
 }
 
 Result<void> MatchingService::remove(std::string_view profile_id,

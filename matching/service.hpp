@@ -101,20 +101,31 @@ private:
         std::vector<NodeId> replicas;
         Time expires_at;
     };
+    // A search in flight. Jobs live in a pool and are used again, lists and all, so a search
+    // allocates almost nothing once the pool has grown to the searches in flight.
     struct SearchJob;
+    struct JobRef {
+        std::uint32_t slot = 0;
+        std::uint32_t generation = 0;
+    };
 
     void start_search(std::size_t limit, std::size_t profile_count, SearchCallback done,
                       std::uint32_t rotation = 0);
+    [[nodiscard]] SearchJob& job_at(JobRef ref) const;
     // Puts first, in each key's replica list, a node that makes the whole search ask as few
     // nodes as it can: this node where it is a replica, then the nodes holding the most keys;
     // among those, each searching node prefers a different replica, so that a busy group's
     // searches spread over all its replicas.
-    void ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas) const;
-    void dispatch(const std::shared_ptr<SearchJob>& job, std::vector<std::size_t> key_indexes);
-    void finish_if_done(const std::shared_ptr<SearchJob>& job);
-    // The items this node holds for `keys`, as views (valid until the store next changes).
-    [[nodiscard]] std::vector<KeyedView> serve(std::span<const std::string> keys, std::size_t limit,
-                                               std::uint32_t rotation);
+    void ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas, std::size_t key_count);
+    // Asks the next replica of every key that `request` carried (0: the keys not asked yet).
+    void dispatch(JobRef ref, std::uint32_t request);
+    void finish_if_done(JobRef ref);
+    // Hands a finished job's outcome to its callback and frees the job.
+    void answer(JobRef ref);
+    // The items this node holds for `keys`, as views (valid until the store next changes, and
+    // until the next call).
+    [[nodiscard]] std::span<const KeyedView> serve(std::span<const std::string_view> keys,
+                                                   std::size_t limit, std::uint32_t rotation);
     void on_add(const NodeId& from, mesh::PayloadView payload);
     void on_remove(const NodeId& from, mesh::PayloadView payload);
     void on_search(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
@@ -138,6 +149,16 @@ private:
     SearchKey item_key_;
     std::uint64_t self_hash_ = 0;  // member_hash of this node: picks its replica among equals
     std::vector<NodeId> replicas_;
+    std::vector<std::unique_ptr<SearchJob>> jobs_;
+    std::vector<std::uint32_t> free_jobs_;
+    // Scratch lists, kept for their capacity.
+    std::vector<bool> covered_;
+    std::vector<std::pair<const NodeId*, std::size_t>> holders_;
+    std::vector<std::pair<const NodeId*, std::uint32_t>> asked_;
+    std::vector<std::string_view> request_keys_;
+    std::vector<std::size_t> request_key_indexes_;
+    std::vector<FoundItem> served_items_;
+    std::vector<KeyedView> served_;
     mesh::TimerId sweep_timer_ = 0;
     ServiceCounters counters_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

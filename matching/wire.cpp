@@ -21,8 +21,8 @@ std::string read_text(capnp::Text::Reader text, std::size_t bytes_min, std::size
 }
 
 // A bucket key: its profile's ID, tag and bucket numbers, separated by tabs.
-std::string read_key(capnp::Text::Reader text) {
-    return mesh::read_text(
+std::string_view read_key(capnp::Text::Reader text) {
+    return mesh::read_text_view(
         text, {.bytes_min = 1, .bytes_max = key_bytes_max, .control_allowed = true}, "key");
 }
 
@@ -139,12 +139,12 @@ mesh::Payload encode_remove(std::string_view profile_id, std::span<const std::st
     });
 }
 
-mesh::Payload encode_search(std::span<const std::string> keys, std::size_t limit,
+mesh::Payload encode_search(std::span<const std::string_view> keys, std::size_t limit,
                             std::uint32_t rotation) {
     return mesh::make_payload<wire::SearchRequest>([&](wire::SearchRequest::Builder root) {
         auto list = root.initKeys(static_cast<unsigned>(keys.size()));
         for (unsigned i = 0; i < keys.size(); ++i) {
-            list.set(i, keys[i]);
+            list.set(i, capnp::Text::Reader(keys[i].data(), keys[i].size()));
         }
         root.setLimit(static_cast<std::uint32_t>(limit));
         root.setRotation(rotation);
@@ -213,6 +213,7 @@ Result<SearchQuery> decode_search(mesh::PayloadView payload, const capnp::Reader
         SearchQuery query;
         auto list = root.getKeys();
         check_size(list, search_keys_max, "keys");
+        query.keys.reserve(list.size());
         for (auto key : list) {
             query.keys.push_back(read_key(key));
         }

@@ -36,7 +36,7 @@ struct RemovedItems {
 };
 
 struct SearchQuery {
-    std::vector<std::string> keys;
+    std::vector<std::string_view> keys;  // into the request's message
     std::size_t limit = 0;
     std::uint32_t rotation = 0;  // see BucketStore::collect
 };
@@ -69,7 +69,7 @@ void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value);
 [[nodiscard]] mesh::Payload encode_add(std::span<const AddedItem> items);
 [[nodiscard]] mesh::Payload encode_remove(std::string_view profile_id,
                                           std::span<const std::string> unique_ids);
-[[nodiscard]] mesh::Payload encode_search(std::span<const std::string> keys, std::size_t limit,
+[[nodiscard]] mesh::Payload encode_search(std::span<const std::string_view> keys, std::size_t limit,
                                           std::uint32_t rotation = 0);
 [[nodiscard]] mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now);
 

@@ -477,8 +477,10 @@ void MeshCore::request(const NodeId& to, ServiceId service, MethodId method, Pay
                                full ? "its queue is full" : "no connection"));
         return;
     }
-    const TimerId timer = scheduler_.run_after(timeout, [this, alive = alive_, correlation] {
-        if (*alive && pending_.contains(correlation)) {
+    // The destructor cancels every pending request's timer, so this one needs no `alive`: two
+    // words, which std::function keeps without a heap block.
+    const TimerId timer = scheduler_.run_after(timeout, [this, correlation] {
+        if (pending_.contains(correlation)) {
             ++counters_.requests_timed_out;
             finish(correlation, std::unexpected(MeshError{MeshErrc::timeout, "no answer in time"}));
         }

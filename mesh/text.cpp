@@ -77,7 +77,12 @@ std::string text_problem(std::string_view text, const TextRule& rule, std::strin
 }
 
 std::string read_text(capnp::Text::Reader text, const TextRule& rule, std::string_view field) {
-    std::string value(text.cStr(), text.size());
+    return std::string(read_text_view(text, rule, field));
+}
+
+std::string_view read_text_view(capnp::Text::Reader text, const TextRule& rule,
+                                std::string_view field) {
+    const std::string_view value(text.cStr(), text.size());
     if (std::string problem = text_problem(value, rule, field); !problem.empty()) {
         throw std::invalid_argument(problem);
     }

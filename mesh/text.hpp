@@ -32,6 +32,9 @@ struct TextRule {
 // decoders turn that into their error).
 [[nodiscard]] std::string read_text(capnp::Text::Reader text, const TextRule& rule,
                                     std::string_view field);
+// The same, as a view into the message (valid while the message is).
+[[nodiscard]] std::string_view read_text_view(capnp::Text::Reader text, const TextRule& rule,
+                                              std::string_view field);
 
 // `text` for a log line: control characters, backslashes and bytes that are not valid UTF-8 as
 // \xNN escapes, cut to `bytes_max` bytes with "..." after.

@@ -403,14 +403,15 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
 void Tickets::send_join(const TicketId& id) {
     OwnedTicket& ticket = tickets_.at(id);
     MM_ASSERT(ticket.joining != nullptr);
-    const JoinMessage join{ticket.joining->attempt,
-                           ticket.joining->room_id,
-                           ticket.type,
-                           ticket.id,
-                           ticket.party,
-                           holder_of(ticket.params),
-                           true,
-                           context_.scheduler.now() - ticket.started};
+    // The holder stays in the ticket's settings until a local join needs its own copy.
+    JoinMessage join{ticket.joining->attempt,
+                     ticket.joining->room_id,
+                     ticket.type,
+                     ticket.id,
+                     ticket.party,
+                     {},
+                     true,
+                     context_.scheduler.now() - ticket.started};
     const std::string attempt = join.attempt;
     if (auto room = rooms_.find(ticket.room_id); ticket.looking && room != nullptr) {
         room->state = RoomState::searching;  // a party in two rooms would be two matches
@@ -418,6 +419,7 @@ void Tickets::send_join(const TicketId& id) {
     const TicketId room_id = ticket.joining->room_id;
     contended_.joining(room_id);
     if (ticket.joining->node == context_.self()) {
+        join.holder = holder_of(ticket.params);
         auto reply = rooms_.accept_join(join);
         context_.scheduler.run_after(Duration(0),
                                      [this, alive = context_.alive, id, attempt, room_id, reply] {
@@ -453,8 +455,8 @@ void Tickets::send_join(const TicketId& id) {
         }
         on_join_reply(id, attempt, std::move(answer));
     };
-    context_.courier.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN, encode(join),
-                             std::move(answered), ticket.deadline);
+    context_.courier.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN,
+                             encode(join, ticket.params), std::move(answered), ticket.deadline);
 }
 
 void Tickets::on_join_reply(const TicketId& id, const std::string& attempt,

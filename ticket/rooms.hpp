@@ -85,7 +85,8 @@ private:
     // Why this room cannot seat the join's party now, if it cannot.
     [[nodiscard]] std::optional<JoinRefusal> seat_refusal(const Room& room,
                                                           const JoinMessage& join) const;
-    void seat(Room& room, const JoinMessage& join);
+    // `holder`: the joiner's Holder when the caller already copied it from `join`.
+    void seat(Room& room, const JoinMessage& join, std::optional<Holder> holder);
     void complete_late_joiner(const TicketId& room_id, const JoinMessage& join);
     Bytes completion_message(const Room& room);
     void after_join(const TicketId& room_id, const JoinMessage& join);

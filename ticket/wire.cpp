@@ -9,6 +9,7 @@
 #include "matching/wire.hpp"
 #include "mesh/frame.hpp"
 #include "mesh/text.hpp"
+#include "ticket/state.hpp"
 #include "ticket/ticket.capnp.h"
 
 namespace matchmesh::ticket {
@@ -54,7 +55,9 @@ User read_user(wire::UserInfo::Reader in) {
     return user;
 }
 
-void write_holder(wire::Holder::Builder out, const Holder& holder) {
+// `holder`: a Holder, or the TicketSettings one is made of (same fields).
+template <typename HolderFields>
+void write_holder(wire::Holder::Builder out, const HolderFields& holder) {
     auto add = out.initAddProperties(static_cast<unsigned>(holder.add_properties.size()));
     unsigned i = 0;
     for (const auto& [name, value] : holder.add_properties) {
@@ -124,6 +127,11 @@ auto decode(mesh::PayloadView payload, const capnp::ReaderOptions& options, Read
 }  // namespace
 
 mesh::Payload encode(const JoinMessage& message) {
+    return encode(message, message.holder);
+}
+
+template <typename HolderFields>
+mesh::Payload encode(const JoinMessage& message, const HolderFields& holder) {
     return build<wire::Join>([&](wire::Join::Builder root) {
         root.setAttempt(message.attempt);
         root.setRoomId(message.room_id.str());
@@ -133,12 +141,14 @@ mesh::Payload encode(const JoinMessage& message) {
         for (unsigned i = 0; i < message.party.size(); ++i) {
             write_user(party[i], *message.party[i]);
         }
-        write_holder(root.initHolder(), message.holder);
+        write_holder(root.initHolder(), holder);
         root.setFromSearch(message.from_search);
         root.setWaitedMs(static_cast<std::uint32_t>(
             std::clamp<Duration::rep>(message.waited.count(), 0, UINT32_MAX)));
     });
 }
+
+template mesh::Payload encode(const JoinMessage& message, const TicketSettings& holder);
 
 mesh::Payload encode(const JoinReplyMessage& message) {
     return build<wire::JoinReply>([&](wire::JoinReply::Builder root) {

@@ -114,6 +114,12 @@ struct AckMessage {
 };
 
 [[nodiscard]] mesh::Payload encode(const JoinMessage& message);
+struct TicketSettings;
+// The join with `holder`'s properties and data in place of message.holder's (a ticket's own
+// settings, encoded without copying them into a Holder first).
+template <typename HolderFields>
+[[nodiscard]] mesh::Payload encode(const JoinMessage& message, const HolderFields& holder);
+extern template mesh::Payload encode(const JoinMessage& message, const TicketSettings& holder);
 [[nodiscard]] mesh::Payload encode(const JoinReplyMessage& message);
 [[nodiscard]] mesh::Payload encode(const PushEnvelope& message);
 [[nodiscard]] mesh::Payload encode(const LeaveMessage& message);

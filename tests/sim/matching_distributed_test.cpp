@@ -388,3 +388,55 @@ TEST_CASE("matching/distributed: peers' malformed messages are dropped, never st
     CHECK(failure == std::optional<std::string>("malformed"));
     CHECK(cluster.warnings.size() == 3);
 }
+
+TEST_CASE("matching/distributed: searches in flight together each get their own answer, once") {
+    MatchingCluster cluster(6, 50, 5, LinkModel{Duration(1), Duration(0), 0.0, false});  // R = 3
+    for (int rank = 0; rank < 200; rank += 10) {
+        REQUIRE(cluster.at(rank / 10 % 6)
+                    .add("Rank10", "r" + std::to_string(rank), "", {{"rank", rank}}, {}, 60s)
+                    .has_value());
+    }
+    cluster.world.run_for(10ms);
+    // A replica of some keys dies unnoticed: those searches time out there and ask the next
+    // replica while the others finish, so searches end out of order and reuse each other's slots.
+    cluster.world.crash(MatchingCluster::name(3));
+    std::vector<int> answers(40, 0);
+    std::vector<std::vector<std::string>> found(answers.size());
+    for (std::size_t round = 0; round < 2; ++round) {
+        for (std::size_t i = 0; i < answers.size() / 2; ++i) {
+            const std::size_t n = round * answers.size() / 2 + i;
+            const auto rank = static_cast<std::int64_t>(n % 20 * 10);
+            const std::vector<std::string> ids{"Rank10"};
+            REQUIRE(cluster.at(n % 2 == 0 ? 0 : 5)
+                        .search(ids, "", {{"rank", rank}}, 10,
+                                [&, n](SearchOutcome outcome) {
+                                    ++answers[n];
+                                    found[n] = ids_of(outcome);
+                                })
+                        .has_value());
+        }
+        cluster.world.run_for(Duration(round == 0 ? 0 : 2000));
+    }
+    for (std::size_t n = 0; n < answers.size(); ++n) {
+        CAPTURE(n);
+        CHECK(answers[n] == 1);
+        CHECK(found[n] == std::vector<std::string>{"r" + std::to_string(n % 20 * 10)});
+    }
+}
+
+TEST_CASE("matching/distributed: a node that stops with searches pending calls none of them back") {
+    MatchingCluster cluster(4, 50, 7, LinkModel{Duration(5), Duration(0), 0.0, false});
+    REQUIRE(cluster.at(1).add("Rank10", "r40", "", {{"rank", 40}}, {}, 60s).has_value());
+    cluster.world.run_for(20ms);
+    int answers = 0;
+    const std::vector<std::string> ids{"Rank10"};
+    for (std::int64_t rank = 0; rank < 100; rank += 10) {
+        // Some keys are held here (answered on the next turn), some elsewhere (a request).
+        REQUIRE(cluster.at(0)
+                    .search(ids, "", {{"rank", rank}}, 10, [&](SearchOutcome) { ++answers; })
+                    .has_value());
+    }
+    cluster.world.crash(MatchingCluster::name(0));
+    cluster.world.run_for(2s);
+    CHECK(answers == 0);
+}

@@ -54,7 +54,7 @@ inline std::vector<SampleMessage> store_samples() {
                                    "u1",
                                    {{"room", std::string("r1")}, {"n", std::int64_t{2}}},
                                    std::chrono::seconds(30)};
-    const std::vector<std::string> keys{"RankMatch\t\t3", "RankMatch\t\t4"};
+    const std::vector<std::string_view> keys{"RankMatch\t\t3", "RankMatch\t\t4"};
     const std::vector<std::string> unique_ids{"u1", "u2"};
     using Kind = mesh::EnvelopeKind;
     return {
