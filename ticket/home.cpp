@@ -13,6 +13,15 @@
 namespace matchmesh::ticket {
 namespace {
 
+// The room's node, named in its ID; kept as it was when the ID names none or the same node (a
+// new NodeId is a heap block).
+void set_room_node(Participation& participation, const TicketId& room_id) {
+    const std::string_view node = node_text_of(room_id.str());
+    if (!node.empty() && node != participation.room_node.str()) {
+        participation.room_node = NodeId(node);
+    }
+}
+
 PushKind user_kind(WireKind kind) {
     switch (kind) {
         case WireKind::success: return PushKind::success;
@@ -83,8 +92,7 @@ void Home::receive_push(const PushEnvelope& push) {
         case WireKind::placed:
             if (!participation.completed) {
                 participation.room_id = push.room_id;
-                participation.room_node =
-                    node_of(push.room_id.str()).value_or(participation.room_node);
+                set_room_node(participation, push.room_id);
             }
             return;
         case WireKind::success:
@@ -121,7 +129,7 @@ void Home::receive_end(const PushEnvelope& push, Participation& participation) {
     if (push.kind == WireKind::success) {
         participation.completed = true;
         participation.room_id = push.room_id;
-        participation.room_node = node_of(push.room_id.str()).value_or(participation.room_node);
+        set_room_node(participation, push.room_id);
         return;
     }
     participations_.erase(push.user, push.ticket_type);  // `participation` goes with it

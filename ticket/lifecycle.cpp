@@ -64,10 +64,14 @@ Tickets::Tickets(Context& context, Rooms& rooms, Home& home)
 
 TicketSettings Tickets::settle(TicketParams params) {
     const auto tags = tags_of(params);
-    TicketNames names{add_profiles(params), search_profiles(params), {tags.begin(), tags.end()}};
+    const NamesView names{add_profiles(params), search_profiles(params), tags};
     auto shared = names_.find(names);
     if (shared == names_.end()) {
-        shared = names_.insert(std::make_shared<const TicketNames>(std::move(names))).first;
+        shared =
+            names_
+                .insert(std::make_shared<const TicketNames>(TicketNames{
+                    add_profiles(params), search_profiles(params), {tags.begin(), tags.end()}}))
+                .first;
     }
     std::unique_ptr<const SearchSteps> steps;
     if (!params.search_steps.empty()) {

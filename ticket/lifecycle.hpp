@@ -11,10 +11,13 @@
 // thread. Reaches the rooms held here through Rooms (its own room opens, closes, completes) and
 // its users' participations through Home.
 
+#include <algorithm>
+#include <compare>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -117,12 +120,32 @@ private:
     Home& home_;
     ByOwner<OwnedTicket> tickets_;  // owned here, in progress
     // One copy of each set of names that tickets use; the sweep drops those no ticket holds.
-    struct NamesLess {
-        using is_transparent = void;  // looked up by value, so a known set costs no allocation
-        static const TicketNames& of(const std::shared_ptr<const TicketNames>& names) {
-            return *names;
+    // A ticket's names as lists it already holds: looked up by these, a known set costs no
+    // allocation.
+    struct NamesView {
+        std::span<const std::string> add_profiles;
+        std::span<const std::string> search_profiles;
+        std::span<const std::string> tags;
+        friend std::strong_ordering operator<=>(const NamesView& left, const NamesView& right) {
+            const auto lists = [](std::span<const std::string> a, std::span<const std::string> b) {
+                return std::lexicographical_compare_three_way(a.begin(), a.end(), b.begin(),
+                                                              b.end());
+            };
+            if (auto order = lists(left.add_profiles, right.add_profiles); order != 0) {
+                return order;
+            }
+            if (auto order = lists(left.search_profiles, right.search_profiles); order != 0) {
+                return order;
+            }
+            return lists(left.tags, right.tags);
         }
-        static const TicketNames& of(const TicketNames& names) { return names; }
+    };
+    struct NamesLess {
+        using is_transparent = void;
+        static NamesView of(const std::shared_ptr<const TicketNames>& names) {
+            return {names->add_profiles, names->search_profiles, names->tags};
+        }
+        static NamesView of(const NamesView& names) { return names; }
         bool operator()(const auto& left, const auto& right) const { return of(left) < of(right); }
     };
     std::set<std::shared_ptr<const TicketNames>, NamesLess> names_;

@@ -216,9 +216,10 @@ void Rooms::seat(Room& room, const JoinMessage& join, std::optional<Holder> hold
     context_.recall.accepted_join(join.attempt, context_.scheduler.now());
     ++context_.counters.joins_accepted;
     // Members at the node that sent the join learn where they are from its answer.
-    const std::optional<NodeId> joined_from = node_of(join.ticket_id.str());
+    const std::string_view joined_from = node_text_of(join.ticket_id.str());
     for (const Member& member : room.members) {
-        if (member.ticket_id == join.ticket_id && member.user->home != joined_from) {
+        if (member.ticket_id == join.ticket_id &&
+            (joined_from.empty() || member.user->home.str() != joined_from)) {
             push_to_member(room, member, WireKind::placed, 0, 0, {});
         }
     }
