@@ -26,6 +26,9 @@ bool contains(const std::vector<NodeId>& nodes, const NodeId& id) {
     return std::find(nodes.begin(), nodes.end(), id) != nodes.end();
 }
 
+// Idle jobs that keep their lists for the next search; the rest free them.
+constexpr std::size_t jobs_keeping_lists_max = 64;
+
 }  // namespace
 
 struct MatchingService::SearchJob {
@@ -450,6 +453,14 @@ void MatchingService::answer(JobRef ref) {
     job.answer = 0;
     job.in_use = false;
     ++job.generation;
+    if (free_jobs_.size() >= jobs_keeping_lists_max) {
+        // After a burst of searches, only a few idle jobs keep their lists' memory.
+        job.keys = {};
+        job.replicas = {};
+        job.next_replica = {};
+        job.request_of = {};
+        job.found = {};
+    }
     free_jobs_.push_back(ref.slot);
     done(std::move(outcome));
 }

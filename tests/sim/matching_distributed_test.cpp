@@ -398,9 +398,10 @@ TEST_CASE("matching/distributed: searches in flight together each get their own 
     }
     cluster.world.run_for(10ms);
     // A replica of some keys dies unnoticed: those searches time out there and ask the next
-    // replica while the others finish, so searches end out of order and reuse each other's slots.
+    // replica while the others finish, so searches end out of order and reuse each other's slots
+    // (more of them at once than the jobs that keep their lists when idle).
     cluster.world.crash(MatchingCluster::name(3));
-    std::vector<int> answers(40, 0);
+    std::vector<int> answers(200, 0);
     std::vector<std::vector<std::string>> found(answers.size());
     for (std::size_t round = 0; round < 2; ++round) {
         for (std::size_t i = 0; i < answers.size() / 2; ++i) {
