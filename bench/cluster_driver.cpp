@@ -137,6 +137,9 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, Party& party,
         close(stream);
         co_return nullptr;
     }
+    if (party.streams.empty()) {
+        party.record.node = address;  // the owner's node
+    }
     co_return stream;
 }
 
@@ -273,6 +276,7 @@ asio::awaitable<void> Driver::play(std::size_t index) {
     record.arrived = true;
     record.type = party.arrival.type;
     record.party_size = static_cast<int>(party.arrival.users.size());
+    record.user = party.arrival.users.front();
     record.started_s = std::chrono::duration<double>(Clock::now() - began_).count();
     // Counted from when the player was due, so that a driver running late does not stretch it.
     party.patience_ends =

@@ -150,6 +150,8 @@ nlohmann::json record_json(const TicketRecord& record) {
             {"connect_wait_ms", record.connect_wait_ms},
             {"outcome", static_cast<int>(record.outcome)},
             {"room", record.room},
+            {"user", record.user},
+            {"node", record.node},
             {"refusal", record.refusal},
             {"side_difference",
              record.side_difference ? nlohmann::json(*record.side_difference) : nlohmann::json()},
@@ -170,6 +172,8 @@ TicketRecord record_of(const nlohmann::json& json) {
     record.connect_wait_ms = json.at("connect_wait_ms").get<double>();
     record.outcome = static_cast<Outcome>(json.at("outcome").get<int>());
     record.room = json.at("room").get<std::string>();
+    record.user = json.at("user").get<std::string>();
+    record.node = json.at("node").get<std::string>();
     record.refusal = json.at("refusal").get<std::string>();
     if (const auto& difference = json.at("side_difference"); !difference.is_null()) {
         record.side_difference = difference.get<double>();

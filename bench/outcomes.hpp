@@ -26,6 +26,8 @@ struct TicketRecord {
     double connect_wait_ms = 0;  // waiting for a turn to connect in its player process (cluster)
     Outcome outcome = Outcome::unfinished;
     std::string room;     // tickets with the same room matched together
+    std::string user;     // the party's owner, who started the ticket
+    std::string node;     // the node (host:port) the owner's accepted start went to
     std::string refusal;  // why, when refused
     // Team types, on a matched record: the match's difference between sides and rating spread
     // (as the cluster's MatchResult gives them, or as the ideal split the room), and the

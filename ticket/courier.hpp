@@ -1,6 +1,10 @@
 #pragma once
 // Courier: requests that must arrive. Each is retried, with growing, jittered pauses, until the
 // target answers, leaves the cluster (as this node sees it), or the delivery's patience runs out.
+// A delivery never outlives the target's life it was made in: a target declared dead (or gone)
+// ends its deliveries, even if it comes back as a member before a retry was due (a node paused or
+// cut off, declared dead, then met again). Both ended what they shared then, so what was said
+// before must not arrive after.
 // Receivers make these requests idempotent, so a retry after a lost answer does no harm. The
 // jitter keeps the retries of many deliveries that failed together (a peer paused, a burst)
 // from arriving together again.
@@ -13,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <unordered_map>
 
 #include "mesh/network.hpp"
 #include "mesh/scheduler.hpp"
@@ -41,7 +46,8 @@ public:
     Courier& operator=(const Courier&) = delete;
 
     // `done` runs once: with the answer, with a failure the target itself gave, with
-    // `unreachable` once the target is no longer a live member, or with `timeout` when no
+    // `unreachable` once the target is not, or was not since the request, a live member (a
+    // request to a node not live now fails so at once), or with `timeout` when no
     // attempt was answered by `give_up_at` (by default `give_up_after` from now; an attempt
     // already out is still waited for).
     void request(const NodeId& to, mesh::ServiceId service, mesh::MethodId method,
@@ -54,6 +60,9 @@ public:
 private:
     struct Delivery;
     void attempt(const std::shared_ptr<Delivery>& delivery);
+    void on_membership(const mesh::MembershipEvent& event);
+    // Whether the delivery's target is live, and has been since the delivery was made.
+    [[nodiscard]] bool reachable(const Delivery& delivery) const;
     [[nodiscard]] Duration jittered(Duration pause);
 
     mesh::Network& network_;
@@ -63,6 +72,9 @@ private:
     std::size_t pending_ = 0;
     std::uint64_t retries_ = 0;
     std::uint64_t abandoned_ = 0;
+    // Each target's current life, shared by the deliveries made to it in that life, and ended
+    // (set false, dropped) when it dies or leaves. Entries only for live members.
+    std::unordered_map<NodeId, std::shared_ptr<bool>> lives_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -125,10 +125,18 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
         ++context_.counters.join_refusals[static_cast<std::size_t>(refusal)];
         return refused_join(refusal);
     };
-    if (context_.recall.accepted_join(join.attempt)) {
-        return JoinReplyMessage{true, {}};  // a retry of a join already accepted
-    }
     auto found = rooms_.find(join.room_id);
+    if (context_.recall.accepted_join(join.attempt)) {
+        // A retry of a join already accepted: accepted again while the party is seated. A party
+        // the room let go since (its home declared dead, a leave) is never told it is in.
+        const bool seated =
+            found != nullptr &&
+            std::any_of(found->members.begin(), found->members.end(),
+                        [&](const Member& member) { return member.ticket_id == join.ticket_id; });
+        return seated ? JoinReplyMessage{true, {}}
+                      : refuse(found == nullptr ? JoinRefusal::room_not_found
+                                                : JoinRefusal::not_waiting);
+    }
     if (found == nullptr) {
         return refuse(JoinRefusal::room_not_found);
     }

@@ -225,6 +225,47 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{219});  // and nothing after it
 }
 
+// A join retried after its room let the party go (its home declared dead, as a paused node is)
+// is refused: the room remembers the attempt it accepted, but the party is no longer in it.
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a join retried after the room let its party go is refused") {
+    ann_waits_with_three_seats();
+    std::optional<Payload> join;  // bob's join to ann's room, as it went out
+    cluster.world.drop_if([&](const NodeId& from, const NodeId&, const Envelope& frame) {
+        if (from == NodeId("n1") && frame.service == wire::SERVICE &&
+            frame.kind == EnvelopeKind::request && frame.method == wire::METHOD_JOIN && !join) {
+            join = Payload::copy_of(frame.payload);
+        }
+        return false;
+    });
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(300ms);
+    REQUIRE(join.has_value());
+    const std::vector<UserId> ann_only{UserId("ann")};
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+          std::vector<UserId>{UserId("ann"), UserId("bob")});
+    // Bob's node paused past the failure timeout: ann's node lets bob's party go, and the two
+    // nodes meet again.
+    cluster.world.pause(TicketCluster::name(1), 1500ms);
+    cluster.run(1500ms);
+    REQUIRE(cluster.world.run_until_converged(3s));
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) == ann_only);
+    // The same join again, as a retry made before the pause would bring it.
+    std::optional<JoinReplyMessage> answer;
+    Network& n1 = cluster.world.node(TicketCluster::name(1)).network();
+    n1.request(TicketCluster::name(0), wire::SERVICE, wire::METHOD_JOIN, *join, 500ms,
+               [&](std::expected<PayloadView, MeshError> reply) {
+                   REQUIRE(reply.has_value());
+                   auto decoded = decode_join_reply(*reply, n1.reader_options());
+                   REQUIRE(decoded.has_value());
+                   answer = *decoded;
+               });
+    cluster.run(100ms);
+    REQUIRE(answer.has_value());
+    CHECK_FALSE(answer->accepted);
+    CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) == ann_only);
+}
+
 TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a join extends the deadline; MaxMembers completes") {
     recorder.max_members = 3;
     recorder.duration = 3s;
