@@ -35,8 +35,7 @@ struct MatchingService::SearchJob {
     static constexpr std::uint32_t no_request = 0xffff'ffffU;   // answered, or no replica left
     static constexpr std::uint32_t being_asked = 0xffff'fffeU;  // within dispatch only
 
-    std::uint32_t generation = 0;
-    bool in_use = false;
+    std::uint32_t generation = 0;  // moves on when the job is answered: older refs are stale
     // Per key, in [0, key_count): the lists keep their length and their elements' capacity from
     // job to job.
     std::size_t key_count = 0;
@@ -103,7 +102,7 @@ MatchingService::~MatchingService() {
     *alive_ = false;
     scheduler_.cancel(sweep_timer_);
     for (const auto& job : jobs_) {
-        if (job->in_use && job->answer != 0) {
+        if (job->answer != 0) {
             scheduler_.cancel(job->answer);
         }
     }
@@ -281,7 +280,7 @@ void MatchingService::ask_fewest_nodes(std::vector<std::vector<NodeId>>& replica
 
 MatchingService::SearchJob& MatchingService::job_at(JobRef ref) const {
     SearchJob& job = *jobs_[ref.slot];
-    MM_ASSERT(job.in_use && job.generation == ref.generation);
+    MM_ASSERT(job.generation == ref.generation);
     return job;
 }
 
@@ -295,7 +294,6 @@ void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
     const JobRef ref{free_jobs_.back(), jobs_[free_jobs_.back()]->generation};
     free_jobs_.pop_back();
     SearchJob& job = *jobs_[ref.slot];
-    job.in_use = true;
     job.limit = limit;
     job.rotation = rotation;
     job.profile_count = profile_count;
@@ -363,13 +361,10 @@ void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
         }
     }
     for (const auto& [node, number] : asked_) {
+        keys_of_request(job, number);
         request_keys_.clear();
-        request_key_indexes_.clear();
-        for (std::size_t k = 0; k < job.key_count; ++k) {
-            if (job.request_of[k] == number) {
-                request_keys_.emplace_back(job.keys[k]);
-                request_key_indexes_.push_back(k);
-            }
+        for (const std::size_t k : request_key_indexes_) {
+            request_keys_.emplace_back(job.keys[k]);
         }
         if (*node == network_.self().id) {
             const Time now = scheduler_.now();
@@ -403,12 +398,9 @@ void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
                     return;
                 }
                 // The answer numbers the request's keys in the order they were sent.
-                request_key_indexes_.clear();
-                for (std::size_t k = 0; k < job.key_count; ++k) {
-                    if (job.request_of[k] == number) {
-                        request_key_indexes_.push_back(k);
-                        job.request_of[k] = SearchJob::no_request;
-                    }
+                keys_of_request(job, number);
+                for (const std::size_t k : request_key_indexes_) {
+                    job.request_of[k] = SearchJob::no_request;
                 }
                 for (KeyedFound& found : *decoded) {
                     if (found.key_index < request_key_indexes_.size()) {
@@ -418,6 +410,15 @@ void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
                 }
                 finish_if_done(ref);
             });
+    }
+}
+
+void MatchingService::keys_of_request(const SearchJob& job, std::uint32_t number) {
+    request_key_indexes_.clear();
+    for (std::size_t k = 0; k < job.key_count; ++k) {
+        if (job.request_of[k] == number) {
+            request_key_indexes_.push_back(k);
+        }
     }
 }
 
@@ -451,7 +452,6 @@ void MatchingService::answer(JobRef ref) {
     SearchCallback done = std::move(job.done);
     SearchOutcome outcome = std::move(job.outcome);
     job.answer = 0;
-    job.in_use = false;
     ++job.generation;
     if (free_jobs_.size() >= jobs_keeping_lists_max) {
         // After a burst of searches, only a few idle jobs keep their lists' memory.

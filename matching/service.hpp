@@ -119,6 +119,8 @@ private:
     void ask_fewest_nodes(std::vector<std::vector<NodeId>>& replicas, std::size_t key_count);
     // Asks the next replica of every key that `request` carried (0: the keys not asked yet).
     void dispatch(JobRef ref, std::uint32_t request);
+    // The keys request `number` carries, in the order it sent them, into `request_key_indexes_`.
+    void keys_of_request(const SearchJob& job, std::uint32_t number);
     void finish_if_done(JobRef ref);
     // Hands a finished job's outcome to its callback and frees the job.
     void answer(JobRef ref);
