@@ -131,7 +131,8 @@ say "cluster formed; idle traffic $idle frames/s between nodes"
 arrivals_s=$((5 + fault_s + 10))
 in_players "$bench_binary" --nodes "$subnet.1:7200,$subnet.2:7200,$subnet.3:7200" \
     --config "$work/cluster.json" --rate 500 --duration "$arrivals_s" --type 1=1 --party 1=1 \
-    --grace 40 --seed "$$" --json "$work/report.json" --quiet >"$work/bench.out" 2>&1 &
+    --grace 40 --seed "$$" --json "$work/report.json" --records "$work/records.jsonl" \
+    --quiet >"$work/bench.out" 2>&1 &
 bench_pid=$!
 pids+=("$bench_pid")
 sleep 5
@@ -173,7 +174,22 @@ r = json.load(open(sys.argv[1]))
 print(r["tickets_started"], r["completed"], r["timed_out"], r["canceled"], r["unfinished"], r["refused"])
 ' "$work/report.json")
 say "tickets: started $started, matched $matched, timed out $timed_out, canceled $canceled, lost $unfinished, refused $refused"
-[ "$unfinished" -eq 0 ] || fail "$unfinished tickets got no terminal push"
+if [ "$unfinished" -ne 0 ]; then
+    # Each lost ticket's owner and the node it started on, and what the nodes logged of them.
+    python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["outcome"] == 4:  # accepted, and no terminal push: lost
+        print(r["user"], r["node"], "accepted at %.3f s" % r["accepted_s"])
+' "$work/records.jsonl" | head -n 20 >"$work/lost.txt" || true
+    echo "--- lost tickets (user, node)" >&2
+    cat "$work/lost.txt" >&2
+    while read -r user _; do
+        grep -h -- "$user\b" "$work"/node-*.log | head -n 5 >&2 || true
+    done <"$work/lost.txt"
+    fail "$unfinished tickets got no terminal push"
+fi
 [ "$matched" -gt 0 ] || fail "nothing matched"
 
 # A node refreshes its metrics once a second, so a scrape can be up to 1 s old: the measurement
