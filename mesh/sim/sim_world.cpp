@@ -233,12 +233,12 @@ void SimWorld::pause(const NodeId& id, Duration duration) {
     target.paused_until_ = std::max(target.paused_until_, now_ + duration);
 }
 
-std::uint64_t& SimWorld::connection_epoch(std::size_t a, std::size_t b) {
-    return connection_epochs_[link(std::min(a, b), std::max(a, b))];
+std::vector<Time>& SimWorld::connection_closes(std::size_t a, std::size_t b) {
+    return connection_closes_[link(std::min(a, b), std::max(a, b))];
 }
 
 void SimWorld::close_connection(std::size_t a, std::size_t b) {
-    ++connection_epoch(a, b);
+    connection_closes(a, b).push_back(now_);
 }
 
 void SimWorld::block(const NodeId& from, const NodeId& to) {
@@ -285,10 +285,13 @@ void SimWorld::transmit(SimNode& from, std::size_t to_index, Frame frame) {
         last = arrival;
     }
     const MemberInfo sender = from.core_->self();
-    const std::uint64_t epoch = connection_epoch(from_index, to_index);
-    auto arrive = [this, from_index, to_index, sender, epoch, frame = std::move(frame)] {
+    const std::size_t epoch = connection_closes(from_index, to_index).size();
+    auto arrive = [this, from_index, to_index, sender, epoch, arrival, frame = std::move(frame)] {
         SimNode& target = *nodes_[to_index];
-        if (!target.running() || connection_epoch(from_index, to_index) != epoch) {
+        // A frame that met its connection closed is lost; one that arrived before the close
+        // waits in the receiver's buffer, and a paused receiver reads it once it runs again.
+        const std::vector<Time>& closes = connection_closes(from_index, to_index);
+        if (!target.running() || (closes.size() > epoch && closes[epoch] <= arrival)) {
             ++frames_dropped_;  // the node, or the connection the frame was on, is gone
             return;
         }

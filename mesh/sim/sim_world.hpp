@@ -139,7 +139,9 @@ private:
     [[nodiscard]] static std::uint64_t link(std::size_t from, std::size_t to) {
         return (static_cast<std::uint64_t>(from) << 32U) | static_cast<std::uint64_t>(to);
     }
-    [[nodiscard]] std::uint64_t& connection_epoch(std::size_t a, std::size_t b);
+    // When the connection between two nodes was closed, each time, oldest first (its count is
+    // the connection's epoch).
+    [[nodiscard]] std::vector<Time>& connection_closes(std::size_t a, std::size_t b);
     void log(std::uint64_t a, std::uint64_t b, std::uint64_t c);
     [[nodiscard]] SimNode* find(const NodeId& id);
 
@@ -153,8 +155,8 @@ private:
     // Link state, keyed by link(from, to): hashed, as a frame's send looks up each of them.
     std::unordered_set<std::uint64_t> blocked_;
     std::unordered_map<std::uint64_t, Time> last_arrival_;  // for FIFO links
-    // Per pair of nodes (lower index first): bumped when either forgets the other.
-    std::unordered_map<std::uint64_t, std::uint64_t> connection_epochs_;
+    // Per pair of nodes (lower index first): when either forgot the other.
+    std::unordered_map<std::uint64_t, std::vector<Time>> connection_closes_;
     DropRule drop_rule_;
     std::vector<std::function<void(SimNode&)>> start_hooks_;
     std::vector<std::function<void(SimNode&)>> stop_hooks_;

@@ -266,6 +266,44 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) == ann_only);
 }
 
+// A searcher's join reaches a room's node paused (as under SIGSTOP) past the failure timeout:
+// the searcher's node declares it dead; the room's node wakes, reads the join waiting in its
+// buffer and seats the party, then hears it was declared dead and lets the party go. Whatever
+// the retries on either side do meanwhile, each player's ticket ends exactly once. Pauses from
+// just past the failure timeout to 2.5 times it.
+TEST_CASE(
+    "ticket/lifecycle: a join read by a room's node waking from a pause: each ticket ends "
+    "once") {
+    for (int pause_ms = 600; pause_ms <= 1500; pause_ms += 20) {
+        CAPTURE(pause_ms);
+        Recorder recorder;
+        recorder.duration = 8s;
+        TicketCluster cluster{3, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
+                              [&recorder] { return recorder.make(); }};
+        cluster.connect(0, "ann", 1500);
+        cluster.connect(1, "bob", 1500);
+        REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+        cluster.run(700ms);  // ann waits on n0
+        bool paused = false;
+        cluster.world.drop_if([&](const NodeId& from, const NodeId&, const Envelope& frame) {
+            if (paused || from != NodeId("n1") || frame.service != wire::SERVICE ||
+                frame.kind != EnvelopeKind::request || frame.method != wire::METHOD_JOIN) {
+                return false;
+            }
+            // The first try is lost and n0 stops: the retries wait in its buffer.
+            paused = true;
+            cluster.world.pause(NodeId("n0"), Duration(pause_ms));
+            return true;
+        });
+        REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+        cluster.run(15s);
+        REQUIRE(paused);
+        CHECK(cluster.ledger.terminal_codes(UserId("ann")).size() == 1);
+        CHECK(cluster.ledger.terminal_codes(UserId("bob")).size() == 1);
+        CHECK(cluster.broken_invariants().empty());
+    }
+}
+
 TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a join extends the deadline; MaxMembers completes") {
     recorder.max_members = 3;
     recorder.duration = 3s;

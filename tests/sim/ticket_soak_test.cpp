@@ -49,15 +49,18 @@ public:
         bool crashed = false;
         bool partitioned = false;
         bool healed = false;
-        // Pauses of 3x and 4x the failure timeout (declared dead, then meets the others again)
-        // and one of half of it (nobody notices), on random nodes that are not crashed.
+        // Pauses of 3x and 4x the failure timeout (declared dead, then meets the others again),
+        // one of 1.5x (back while the others' retries from before are still due) and one of
+        // half of it (nobody notices), on random nodes that are not crashed.
         struct Pause {
             double at;  // share of the arrival period
             Duration length;
             bool done = false;
         };
-        std::vector<Pause> pauses{
-            {0.35, Duration(1800)}, {0.6, Duration(300)}, {0.8, Duration(2500)}};
+        std::vector<Pause> pauses{{0.35, Duration(1800)},
+                                  {0.6, Duration(300)},
+                                  {0.7, Duration(900)},
+                                  {0.8, Duration(2500)}};
         while (arrived < options_.tickets) {
             const Time now = cluster_.world.now();
             while (next_arrival <= now && arrived < options_.tickets) {
