@@ -21,12 +21,17 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/container/flat_map.hpp>
+
 #include "matching/errors.hpp"
 
 namespace matchmesh::matching {
 
-using Properties = std::map<std::string, std::int64_t, std::less<>>;
-using RangeProperties = std::map<std::string, std::vector<std::int64_t>, std::less<>>;
+// A ticket holds a handful of these, one entry or two each: sorted vectors, not trees, so that
+// an entry costs its key and value and no node of its own.
+using Properties = boost::container::flat_map<std::string, std::int64_t, std::less<>>;
+using RangeProperties =
+    boost::container::flat_map<std::string, std::vector<std::int64_t>, std::less<>>;
 using PropertyWidths = std::map<std::string, std::int64_t, std::less<>>;
 
 inline constexpr std::size_t profile_id_bytes_max = 64;

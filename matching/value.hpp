@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include <boost/container/flat_map.hpp>
 #include <nlohmann/json_fwd.hpp>
 
 #include "matching/errors.hpp"
@@ -19,7 +20,8 @@ struct Bytes {
 };
 
 using Value = std::variant<std::int64_t, double, bool, std::string, Bytes>;
-using ValueMap = std::map<std::string, Value, std::less<>>;
+// Sorted by name in one array: a user or an item holds a few entries, each without a node.
+using ValueMap = boost::container::flat_map<std::string, Value, std::less<>>;
 
 inline constexpr std::size_t value_entries_max = 32;
 inline constexpr std::size_t value_bytes_max = 4096;  // names plus payloads
