@@ -6,7 +6,6 @@
 // service's thread.
 
 #include <cstddef>
-#include <map>
 #include <unordered_map>
 #include <utility>
 
@@ -66,8 +65,19 @@ public:
     }
 
 private:
+    struct OwnerType {
+        UserId owner;
+        TicketType type = 0;
+        friend bool operator==(const OwnerType&, const OwnerType&) = default;
+    };
+    struct OwnerTypeHash {
+        std::size_t operator()(const OwnerType& key) const noexcept {
+            return std::hash<UserId>{}(key.owner) * 31 + key.type;
+        }
+    };
+
     std::unordered_map<TicketId, T> by_id_;  // looked up several times per match
-    std::map<std::pair<UserId, TicketType>, TicketId> current_;
+    std::unordered_map<OwnerType, TicketId, OwnerTypeHash> current_;  // never walked in order
 };
 
 }  // namespace matchmesh::ticket

@@ -33,7 +33,7 @@ matching::ValueMap Tickets::waiting_since(const OwnedTicket& ticket) {
     if (ticket.params.prefer != Prefer::oldest) {
         return {};
     }
-    return matching::ValueMap{{std::string(waiting_since_key), ticket.params.waiting_since_ms}};
+    return matching::ValueMap{{std::string(waiting_since_key), ticket.params.waiting_since_ms()}};
 }
 
 std::int64_t Tickets::since_of(const matching::Found& item) {
@@ -53,7 +53,7 @@ std::int64_t Tickets::unix_ms() const {
 }
 
 Holder holder_of(const TicketSettings& params) {
-    return Holder{params.add_properties, params.search_properties, params.application_data};
+    return Holder{params.add_properties, params.search_properties, params.application_data()};
 }
 
 Tickets::Tickets(Context& context, Rooms& rooms, Home& home)
@@ -73,15 +73,19 @@ TicketSettings Tickets::settle(TicketParams params) {
                     add_profiles(params), search_profiles(params), {tags.begin(), tags.end()}}))
                 .first;
     }
-    std::unique_ptr<const SearchSteps> steps;
-    if (!params.search_steps.empty()) {
-        steps = std::make_unique<const SearchSteps>(
-            SearchSteps{context_.scheduler.now(), std::move(params.search_steps)});
+    std::unique_ptr<const TicketExtras> extras;
+    if (!params.application_data.empty() || !params.search_steps.empty() ||
+        params.prefer == Prefer::oldest) {
+        extras = std::make_unique<const TicketExtras>(TicketExtras{
+            std::move(params.application_data),
+            params.prefer == Prefer::oldest ? unix_ms() : 0,
+            context_.scheduler.now(),
+            std::move(params.search_steps),
+        });
     }
     return TicketSettings{*shared,
                           std::move(params.add_properties),
                           std::move(params.search_properties),
-                          std::move(params.application_data),
                           params.search_interval,
                           params.wait_search_after,
                           params.timeout_extension_on_match_join,
@@ -91,8 +95,7 @@ TicketSettings Tickets::settle(TicketParams params) {
                           params.wait_searches,
                           params.how_many,
                           params.prefer,
-                          params.prefer == Prefer::oldest ? unix_ms() : 0,
-                          std::move(steps)};
+                          std::move(extras)};
 }
 
 Result<OwnedTicket*> Tickets::create(TicketType type, SharedUser owner, std::vector<User> party,

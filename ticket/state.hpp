@@ -68,10 +68,14 @@ struct TicketNames {
     friend auto operator<=>(const TicketNames&, const TicketNames&) = default;
 };
 
-// A ticket's wider searches as it waits, kept out of line: most tickets have none.
-struct SearchSteps {
-    Time started{};
-    std::vector<SearchStep> steps;
+// What few tickets carry, kept out of line so that a waiting ticket stays small: the game's
+// own bytes, wider searches as it waits, and its start as told to searchers that prefer the
+// oldest.
+struct TicketExtras {
+    Bytes application_data;
+    std::int64_t waiting_since_ms = 0;  // with Prefer::oldest: its start, wall clock
+    Time steps_started{};
+    std::vector<SearchStep> search_steps;
 };
 
 // What a ticket keeps of its TicketParams: its own values, and its shared names.
@@ -79,7 +83,6 @@ struct TicketSettings {
     std::shared_ptr<const TicketNames> names;
     matching::Properties add_properties;
     matching::RangeProperties search_properties;
-    Bytes application_data;
     std::chrono::milliseconds search_interval{};
     std::chrono::milliseconds wait_search_after{};
     std::chrono::seconds timeout_extension_on_match_join{};
@@ -89,15 +92,21 @@ struct TicketSettings {
     std::uint8_t wait_searches = 0;
     std::uint8_t how_many = 0;
     Prefer prefer = Prefer::spread;
-    std::int64_t waiting_since_ms = 0;  // with Prefer::oldest: its start, told to searchers
-    std::unique_ptr<const SearchSteps> search_steps;
+    std::unique_ptr<const TicketExtras> extras;  // none when the ticket has none of them
 
+    [[nodiscard]] const Bytes& application_data() const {
+        static const Bytes none;
+        return extras ? extras->application_data : none;
+    }
+    [[nodiscard]] std::int64_t waiting_since_ms() const {
+        return extras ? extras->waiting_since_ms : 0;
+    }
     // The search properties in force `now`: the last step begun, else the first ones.
     [[nodiscard]] const matching::RangeProperties& searching_now(Time now) const {
-        if (search_steps) {
-            for (auto step = search_steps->steps.rbegin(); step != search_steps->steps.rend();
-                 ++step) {
-                if (now - search_steps->started >= step->after) {
+        if (extras) {
+            const auto& steps = extras->search_steps;
+            for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
+                if (now - extras->steps_started >= step->after) {
                     return step->search_properties;
                 }
             }

@@ -75,7 +75,11 @@ void write_holder(wire::Holder::Builder out, const HolderFields& holder) {
         }
         ++i;
     }
-    out.setApplicationData(data_of(holder.application_data));
+    if constexpr (requires { holder.application_data(); }) {
+        out.setApplicationData(data_of(holder.application_data()));  // TicketSettings
+    } else {
+        out.setApplicationData(data_of(holder.application_data));
+    }
 }
 
 Holder read_holder(wire::Holder::Reader in) {
