@@ -28,12 +28,12 @@ TimerQueue::Slot* TimerQueue::pending_slot(TimerId id) {
         return nullptr;
     }
     Slot& slot = slots_[index];
-    return slot.pending && slot.generation == static_cast<std::uint32_t>(id >> 32) ? &slot
-                                                                                   : nullptr;
+    return slot.task && slot.generation == static_cast<std::uint32_t>(id >> 32) ? &slot : nullptr;
 }
 
 TimerId TimerQueue::add(Time deadline, std::function<void()> task, std::uint32_t tag) {
-    while (!free_.empty() && slots_[free_.back()].pending) {
+    MM_ASSERT(task);  // an empty task would read as no timer at all
+    while (!free_.empty() && slots_[free_.back()].task) {
         free_.pop_back();  // taken again by put_back since it was freed
     }
     std::uint32_t index = 0;
@@ -50,10 +50,10 @@ TimerId TimerQueue::add(Time deadline, std::function<void()> task, std::uint32_t
         slot.generation = 1;  // no ID is 0
     }
     slot.task = std::move(task);
-    slot.pending = true;
+    slot.tag = tag;
     ++live_;
     const TimerId id = make_id(index, slot.generation);
-    push(Entry{deadline, next_sequence_++, id, tag});
+    push(Entry{deadline, next_sequence_++, id});
     return id;
 }
 
@@ -65,7 +65,6 @@ bool TimerQueue::cancel(TimerId timer) {
     // Destroyed last: what the task holds may set or cancel timers as it goes, growing the slots.
     const std::function<void()> dropped = std::move(slot->task);
     slot->task = nullptr;
-    slot->pending = false;
     --live_;
     free_.push_back(static_cast<std::uint32_t>(timer));
     if (order_.size() > 2 * live_ + stale_slack) {
@@ -102,9 +101,8 @@ std::optional<TimerQueue::Due> TimerQueue::pop_due(Time now) {
     std::pop_heap(order_.begin(), order_.end(), std::greater<>{});
     order_.pop_back();
     Slot& slot = *pending_slot(entry.id);
-    Due due{std::move(slot.task), entry.tag, entry.id};
+    Due due{std::move(slot.task), slot.tag, entry.id};
     slot.task = nullptr;
-    slot.pending = false;
     --live_;
     free_.push_back(static_cast<std::uint32_t>(entry.id));
     return due;
@@ -115,11 +113,12 @@ void TimerQueue::put_back(Time deadline, Due due) {
     MM_ASSERT(index < slots_.size());
     Slot& slot = slots_[index];
     // Its slot is still free under the same generation: nothing was set since it was popped.
-    MM_ASSERT(!slot.pending && slot.generation == static_cast<std::uint32_t>(due.id >> 32));
+    MM_ASSERT(!slot.task && slot.generation == static_cast<std::uint32_t>(due.id >> 32));
+    MM_ASSERT(due.task);
     slot.task = std::move(due.task);
-    slot.pending = true;
+    slot.tag = due.tag;
     ++live_;
-    push(Entry{deadline, next_sequence_++, due.id, due.tag});
+    push(Entry{deadline, next_sequence_++, due.id});
 }
 
 }  // namespace matchmesh::mesh

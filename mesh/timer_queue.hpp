@@ -44,20 +44,19 @@ public:
     [[nodiscard]] std::size_t held() const { return order_.size(); }
 
 private:
-    struct Entry {
+    struct Entry {  // 24 bytes: a busy node holds one or two per live timer
         Time deadline;
         std::uint64_t sequence;  // the order timers were set in
         TimerId id;
-        std::uint32_t tag = 0;
         bool operator>(const Entry& other) const {
             return deadline != other.deadline ? deadline > other.deadline
                                               : sequence > other.sequence;
         }
     };
     struct Slot {
-        std::function<void()> task;
+        std::function<void()> task;  // set exactly while the timer is pending
         std::uint32_t generation = 0;
-        bool pending = false;
+        std::uint32_t tag = 0;
     };
     [[nodiscard]] Slot* pending_slot(TimerId id);
     void drop_cancelled();
