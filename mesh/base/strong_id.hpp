@@ -10,6 +10,7 @@
 #include <atomic>
 #include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -19,10 +20,15 @@ namespace matchmesh {
 
 namespace detail {
 
-// The text of an ID and how many IDs refer to it.
+// The text of an ID, its hash and how many IDs refer to it. An ID is looked up in hash tables
+// many times for each time it is made, so the hash is kept; it and the count take 32 bits each,
+// so the record stays 40 bytes (4 billion copies of one ID would take 32 GB).
 struct SharedText {
-    explicit SharedText(std::string value) : text(std::move(value)) {}
-    std::atomic<std::size_t> references{1};
+    explicit SharedText(std::string value)
+        : hash(static_cast<std::uint32_t>(std::hash<std::string>{}(value))),
+          text(std::move(value)) {}
+    std::atomic<std::uint32_t> references{1};
+    const std::uint32_t hash;
     const std::string text;
 };
 
@@ -59,13 +65,16 @@ public:
         return shared_ == nullptr ? none : shared_->text;
     }
     [[nodiscard]] bool empty() const { return shared_ == nullptr; }
+    // Of the text, made once: equal IDs have equal hashes.
+    [[nodiscard]] std::size_t hash() const { return shared_ == nullptr ? 0 : shared_->hash; }
 
     friend std::strong_ordering operator<=>(const StrongId& left, const StrongId& right) {
         return left.shared_ == right.shared_ ? std::strong_ordering::equal
                                              : left.str() <=> right.str();
     }
     friend bool operator==(const StrongId& left, const StrongId& right) {
-        return left.shared_ == right.shared_ || left.str() == right.str();
+        return left.shared_ == right.shared_ ||
+               (left.hash() == right.hash() && left.str() == right.str());
     }
 
 private:
@@ -80,7 +89,5 @@ using TicketId = StrongId<struct TicketIdTag>;
 
 template <typename Tag>
 struct std::hash<matchmesh::StrongId<Tag>> {
-    std::size_t operator()(const matchmesh::StrongId<Tag>& id) const noexcept {
-        return std::hash<std::string>{}(id.str());
-    }
+    std::size_t operator()(const matchmesh::StrongId<Tag>& id) const noexcept { return id.hash(); }
 };

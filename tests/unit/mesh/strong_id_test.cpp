@@ -23,6 +23,8 @@ TEST_CASE("mesh/strong_id: copies share one text and compare by value, not by id
     CHECK(TicketId("a") < TicketId("b"));
     CHECK(TicketId("b") > TicketId("a"));
     CHECK(std::hash<TicketId>{}(apart) == std::hash<TicketId>{}(made));
+    CHECK(apart.hash() == made.hash());  // kept with the text, made once
+    CHECK(TicketId("a") != TicketId("b"));
     std::map<TicketId, int> by_id{{made, 1}};
     CHECK(by_id.at(apart) == 1);
     std::unordered_set<TicketId> set{made, copy, apart};
