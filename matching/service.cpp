@@ -13,12 +13,12 @@
 namespace matchmesh::matching {
 namespace {
 
+// Made at its exact size (reserve() would round a short string's first block up to 30 bytes):
+// an added item's key is kept for as long as the item.
 std::string origin_key(std::string_view profile_id, std::string_view unique_id) {
-    std::string key;
-    key.reserve(profile_id.size() + 1 + unique_id.size());
-    key.append(profile_id);
-    key.push_back('\t');
-    key.append(unique_id);
+    std::string key(profile_id.size() + 1 + unique_id.size(), '\t');
+    profile_id.copy(key.data(), profile_id.size());
+    unique_id.copy(key.data() + profile_id.size() + 1, unique_id.size());
     return key;
 }
 
@@ -149,7 +149,11 @@ Result<void> MatchingService::add(std::string_view profile_id, std::string_view 
 
     // Nodes that held this item before but are not its replicas now would keep a stale copy.
     std::string origin = origin_key(profile_id, unique_id);
-    OriginEntry& entry = origins_[origin];
+    auto found = origins_.find(std::string_view(origin));
+    if (found == origins_.end()) {
+        found = origins_.emplace(OriginKey(std::move(origin)), OriginEntry{}).first;
+    }
+    OriginEntry& entry = found->second;
     for (const NodeId& node : entry.replicas) {
         if (!contains(replicas_, node)) {
             const std::vector<std::string> ids{std::string(unique_id)};
@@ -163,7 +167,7 @@ Result<void> MatchingService::add(std::string_view profile_id, std::string_view 
     }
     entry.replicas = replicas_;  // reuses its capacity
     entry.expires_at = now + ttl;
-    origin_deadlines_.emplace(now + ttl, std::move(origin));
+    origin_deadlines_.emplace(now + ttl, found->first);
 
     ++counters_.items_added;
     mesh::Payload payload;
@@ -488,7 +492,7 @@ Result<void> MatchingService::remove(std::string_view profile_id,
     std::map<NodeId, std::vector<std::string>> groups;
     std::vector<std::string> unknown;
     for (const std::string& unique_id : unique_ids) {
-        auto entry = origins_.find(origin_key(profile_id, unique_id));
+        auto entry = origins_.find(std::string_view(origin_key(profile_id, unique_id)));
         if (entry == origins_.end()) {
             unknown.push_back(unique_id);
             continue;

@@ -23,6 +23,7 @@
 #include "matching/placement.hpp"
 #include "matching/profile.hpp"
 #include "matching/wire.hpp"
+#include "mesh/base/strong_id.hpp"
 #include "mesh/network.hpp"
 #include "mesh/scheduler.hpp"
 
@@ -141,10 +142,28 @@ private:
     ProfileRegistry profiles_;
     BucketStore items_;
     Placement placement_;
-    std::unordered_map<std::string, OriginEntry> origins_;  // items this node added, by profile+ID
+    // Items this node added, by profile and ID ("profile\tID"). The key's text is shared with
+    // its deadlines below, and found by the text alone.
+    using OriginKey = StrongId<struct OriginKeyTag>;
+    struct OriginHash {
+        using is_transparent = void;
+        std::size_t operator()(const OriginKey& key) const noexcept { return key.hash(); }
+        std::size_t operator()(std::string_view text) const noexcept {
+            return OriginKey::hash_of(text);
+        }
+    };
+    struct OriginEqual {
+        using is_transparent = void;
+        static std::string_view text(const OriginKey& key) { return key.str(); }
+        static std::string_view text(std::string_view text) { return text; }
+        bool operator()(const auto& left, const auto& right) const {
+            return text(left) == text(right);
+        }
+    };
+    std::unordered_map<OriginKey, OriginEntry, OriginHash, OriginEqual> origins_;
     // When each origin entry may expire, soonest first; an entry refreshed since has a later
     // deadline and is kept when its old one comes up. Sweeps cost what expires, not what exists.
-    using OriginDeadline = std::pair<Time, std::string>;
+    using OriginDeadline = std::pair<Time, OriginKey>;
     std::priority_queue<OriginDeadline, std::vector<OriginDeadline>, std::greater<>>
         origin_deadlines_;
     SearchKeys keys_;

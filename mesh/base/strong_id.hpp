@@ -24,9 +24,10 @@ namespace detail {
 // many times for each time it is made, so the hash is kept; it and the count take 32 bits each,
 // so the record stays 40 bytes (4 billion copies of one ID would take 32 GB).
 struct SharedText {
-    explicit SharedText(std::string value)
-        : hash(static_cast<std::uint32_t>(std::hash<std::string>{}(value))),
-          text(std::move(value)) {}
+    explicit SharedText(std::string value) : hash(hash_of(value)), text(std::move(value)) {}
+    static std::uint32_t hash_of(std::string_view text) {
+        return static_cast<std::uint32_t>(std::hash<std::string_view>{}(text));
+    }
     std::atomic<std::uint32_t> references{1};
     const std::uint32_t hash;
     const std::string text;
@@ -67,6 +68,10 @@ public:
     [[nodiscard]] bool empty() const { return shared_ == nullptr; }
     // Of the text, made once: equal IDs have equal hashes.
     [[nodiscard]] std::size_t hash() const { return shared_ == nullptr ? 0 : shared_->hash; }
+    // What hash() is for an ID of this text, for lookups by text alone.
+    [[nodiscard]] static std::size_t hash_of(std::string_view text) {
+        return text.empty() ? 0 : detail::SharedText::hash_of(text);
+    }
 
     friend std::strong_ordering operator<=>(const StrongId& left, const StrongId& right) {
         return left.shared_ == right.shared_ ? std::strong_ordering::equal

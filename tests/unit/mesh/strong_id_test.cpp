@@ -24,6 +24,8 @@ TEST_CASE("mesh/strong_id: copies share one text and compare by value, not by id
     CHECK(TicketId("b") > TicketId("a"));
     CHECK(std::hash<TicketId>{}(apart) == std::hash<TicketId>{}(made));
     CHECK(apart.hash() == made.hash());  // kept with the text, made once
+    CHECK(TicketId::hash_of(made.str()) == made.hash());  // so a lookup by text alone finds it
+    CHECK(TicketId::hash_of("") == TicketId().hash());
     CHECK(TicketId("a") != TicketId("b"));
     std::map<TicketId, int> by_id{{made, 1}};
     CHECK(by_id.at(apart) == 1);
