@@ -9,6 +9,11 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
     # mismatched allocations when optimizing with sanitizers: a false positive of GCC 12.
     target_compile_options(matchmesh_build_flags INTERFACE -Wno-restrict -Wno-mismatched-new-delete)
 endif()
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_UNITY_BUILD)
+    # In a batch, GCC takes every file but the batch's own as a header and warns of a type from an
+    # anonymous namespace used in another type of the same file, which is correct in a .cpp file.
+    target_compile_options(matchmesh_build_flags INTERFACE -Wno-subobject-linkage)
+endif()
 if(MATCHMESH_WERROR)
     target_compile_options(matchmesh_build_flags INTERFACE -Werror)
 endif()

@@ -3,9 +3,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/read.hpp>
-#include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 
 #include "mesh/asio/listener.hpp"
@@ -13,7 +11,6 @@
 namespace matchmesh::mesh {
 namespace {
 
-constexpr auto use_nothrow = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr std::size_t write_batch_frames = 256;
 constexpr std::size_t write_batch_bytes = 4 * 1024 * 1024;
 constexpr std::size_t body_growth_bytes = 4 * 1024;

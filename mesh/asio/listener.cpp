@@ -1,7 +1,6 @@
 #include "mesh/asio/listener.hpp"
 
 #include <fmt/format.h>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 
 namespace matchmesh::mesh {
@@ -48,8 +47,7 @@ asio::awaitable<void> accept_each(asio::ip::tcp::acceptor& acceptor, std::shared
                                   std::function<void(const std::error_code&)> on_error) {
     asio::ip::tcp::endpoint peer;
     while (true) {
-        auto [error, socket] =
-            co_await acceptor.async_accept(peer, asio::experimental::as_tuple(asio::use_awaitable));
+        auto [error, socket] = co_await acceptor.async_accept(peer, use_nothrow);
         if (!*alive || error == asio::error::operation_aborted || !acceptor.is_open()) {
             co_return;
         }

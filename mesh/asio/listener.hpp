@@ -7,11 +7,17 @@
 #include <string>
 
 #include <asio/awaitable.hpp>
+#include <asio/experimental/as_tuple.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/use_awaitable.hpp>
 
 #include "mesh/host_port.hpp"
 
 namespace matchmesh::mesh {
+
+// The completion token of this module's coroutines: an operation's error comes back as the first
+// element of a tuple, never as an exception.
+inline constexpr auto use_nothrow = asio::experimental::as_tuple(asio::use_awaitable);
 
 // Opens, binds and listens; returns the bound endpoint (port 0 picks a free one).
 [[nodiscard]] std::expected<asio::ip::tcp::endpoint, std::string> open_listener(

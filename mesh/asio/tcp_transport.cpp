@@ -5,8 +5,6 @@
 #include <asio/co_spawn.hpp>
 #include <asio/connect.hpp>
 #include <asio/detached.hpp>
-#include <asio/experimental/as_tuple.hpp>
-#include <asio/use_awaitable.hpp>
 
 #include "mesh/asio/asio_scheduler.hpp"
 #include "mesh/asio/listener.hpp"
@@ -17,8 +15,6 @@
 
 namespace matchmesh::mesh {
 namespace {
-
-constexpr auto use_nothrow = asio::experimental::as_tuple(asio::use_awaitable);
 
 std::string address_text(const asio::ip::tcp::socket& socket) {
     std::error_code error;

@@ -14,7 +14,7 @@ using namespace matchmesh::bench;
 
 namespace {
 
-config::TeamsRule three_versus_three() {
+config::TeamsRule three_versus_three_teams() {
     config::TeamsRule teams;
     teams.count = 2;
     teams.size = 3;
@@ -57,14 +57,14 @@ bool names(const TeamMatchCheck& check, const std::string& violation) {
 }  // namespace
 
 TEST_CASE("bench/team_check: a roster within the rules passes, measured from the roster") {
-    const TeamMatchCheck check = check_team_match(honest_match(), three_versus_three());
+    const TeamMatchCheck check = check_team_match(honest_match(), three_versus_three_teams());
     CHECK(check.violations.empty());
     CHECK(check.side_difference == doctest::Approx(50.0 / 3));
     CHECK(check.spread == 40);
 }
 
 TEST_CASE("bench/team_check: each broken rule is named") {
-    const config::TeamsRule rules = three_versus_three();
+    const config::TeamsRule rules = three_versus_three_teams();
     SUBCASE("a party split across sides") {
         node::MatchResult result = honest_match();
         result.members[1].side = 1;  // a2 swaps with d: three a side still

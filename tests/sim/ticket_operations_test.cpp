@@ -12,7 +12,7 @@ using Reasons = std::vector<EndReason>;
 
 namespace {
 
-struct Fixture {
+struct RoomFixture {
     std::uint8_t max_members = 3;
     std::vector<std::string> events;
     std::function<bool(const User* owner, const User* candidate)> allow;  // AllowMatchIf, when set
@@ -55,7 +55,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: a member leaves; the owner is told and the seat frees") {
     ann_and_bob();
     CHECK(cluster.at(1).is_user_in_ticket_matchmaking(ranked, UserId("bob")));
@@ -71,7 +71,7 @@ TEST_CASE_FIXTURE(Fixture,
     REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());  // free again
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: kick, with its errors") {
+TEST_CASE_FIXTURE(RoomFixture, "ticket/operations: kick, with its errors") {
     ann_and_bob();
     std::optional<Result<void>> kicked;
     cluster.at(1).kickout_from_ticket(ranked, UserId("bob"), UserId("ann"),
@@ -96,7 +96,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: kick, with its errors") {
     CHECK(events == std::vector<std::string>{"left:bob"});
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: any member broadcasts 224 to every member") {
+TEST_CASE_FIXTURE(RoomFixture, "ticket/operations: any member broadcasts 224 to every member") {
     ann_and_bob();
     REQUIRE(
         cluster.at(1).ticket_broadcast(ranked, UserId("bob"), 3, 300, Bytes{'h', 'i'}).has_value());
@@ -114,7 +114,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: any member broadcasts 224 to ever
           Errc::room_not_found);
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: ticket properties and member lists are the owner's") {
     ann_and_bob();
     REQUIRE(cluster.at(0)
@@ -151,7 +151,8 @@ TEST_CASE_FIXTURE(Fixture,
           cluster.at(0).rooms().begin()->first.str());
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: a party from two nodes joins and completes as one") {
+TEST_CASE_FIXTURE(RoomFixture,
+                  "ticket/operations: a party from two nodes joins and completes as one") {
     cluster.connect(0, "ann", 1500);
     cluster.connect(2, "cat", 1500);
     cluster.connect(1, "bob", 1500);
@@ -179,7 +180,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: a party from two nodes joins and 
     }
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: a party leaves as one unit") {
+TEST_CASE_FIXTURE(RoomFixture, "ticket/operations: a party leaves as one unit") {
     max_members = 4;
     cluster.connect(0, "ann", 1500);
     cluster.connect(1, "bob", 1500);
@@ -200,7 +201,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: a party leaves as one unit") {
     CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann"))->size() == 1);
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: backfill reopens a completed room for the seats left") {
     max_members = 3;
     ann_and_bob();
@@ -224,7 +225,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK_FALSE(cluster.at(0).has_ticket(ranked, UserId("ann")));  // full: the backfill ended
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: join by room ID uses a reservation; others find the "
                   "seat taken") {
     max_members = 2;
@@ -253,7 +254,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(nowhere->error().code == Errc::room_not_found);
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: reservations expire on time") {
+TEST_CASE_FIXTURE(RoomFixture, "ticket/operations: reservations expire on time") {
     cluster.connect(0, "ann", 1500);
     REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
     cluster.run(700ms);
@@ -266,7 +267,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: reservations expire on time") {
     CHECK(cluster.broken_invariants().empty());
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: the owner's disconnect cancels; a member's is a leave") {
     ann_and_bob();
     cluster.connect(2, "cat", 1500);
@@ -279,7 +280,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.ledger.terminal_codes(UserId("ann")).size() == 1);
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: a member's disconnect frees its seat") {
+TEST_CASE_FIXTURE(RoomFixture, "ticket/operations: a member's disconnect frees its seat") {
     ann_and_bob();
     cluster.at(1).disconnect_user(UserId("bob"));
     cluster.run(50ms);
@@ -290,7 +291,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: a member's disconnect frees its s
     CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: when the room's node dies, members elsewhere get 222 "
                   "and can start again at once") {
     ann_and_bob();
@@ -303,7 +304,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: duplicate starts: one live ticket per user and type") {
     // A second start while the first is live, and while still in the room of a completed one.
     max_members = 2;
@@ -339,7 +340,8 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.broken_invariants().empty());
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: the owner's cancel tells every member canceled") {
+TEST_CASE_FIXTURE(RoomFixture,
+                  "ticket/operations: the owner's cancel tells every member canceled") {
     ann_and_bob();
     REQUIRE(cluster.at(0).cancel_ticket(ranked, UserId("ann")).has_value());
     cluster.run(50ms);
@@ -348,7 +350,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: the owner's cancel tells every me
     CHECK(cluster.at(0).counters().by_type[ranked].ended_as(EndReason::canceled) == 1);
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: a drain ends every ticket the node takes part in with one "
                   "222 that says draining") {
     // ann's room is on n0 with bob (n1) in it; cat searches alone on n0; dan (n0) is in eve's
@@ -380,7 +382,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.broken_invariants().empty());
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: a drain closes a completed room without a second terminal "
                   "push, and frees its members") {
     max_members = 2;
@@ -396,7 +398,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: a party start still claiming when its node drains fails as "
                   "draining and frees its members") {
     cluster.connect(0, "ann", 1500);
@@ -413,7 +415,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.ledger.terminal_codes(UserId("ann")).empty());  // no ticket, no push
 }
 
-TEST_CASE_FIXTURE(Fixture, "ticket/operations: AllowMatchIf decides who may join a room") {
+TEST_CASE_FIXTURE(RoomFixture, "ticket/operations: AllowMatchIf decides who may join a room") {
     max_members = 2;
     std::vector<std::string> asked;
     allow = [&](const User* owner, const User* candidate) {
@@ -438,7 +440,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/operations: AllowMatchIf decides who may join
 }
 
 TEST_CASE_FIXTURE(
-    Fixture, "ticket/operations: room callbacks, leaving with a callback, and failure pushes") {
+    RoomFixture, "ticket/operations: room callbacks, leaving with a callback, and failure pushes") {
     ann_and_bob();
     std::vector<std::string> room_events;
     REQUIRE(cluster.at(0).set_on_leave_ticket_room(
@@ -487,7 +489,7 @@ TEST_CASE("ticket/failure payload: a message and a code survive the round trip")
     CHECK_FALSE(parse_failure_payload(Bytes(16, 0xff)).has_value());
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: two nodes that declared each other dead end only what they "
                   "shared, and meet again") {
     // ann's room on n0 holds bob (home n1) and cat (home n2); dan waits alone on n2. n2 is cut
@@ -534,7 +536,7 @@ TEST_CASE_FIXTURE(Fixture,
           std::vector<UserId>{UserId("ann"), UserId("bob"), UserId("cat")});
 }
 
-TEST_CASE_FIXTURE(Fixture,
+TEST_CASE_FIXTURE(RoomFixture,
                   "ticket/operations: a party start whose member here disconnects while the "
                   "party gathers fails") {
     // ann's party: cat on n0 (claimed at once) and dan on n1 (claimed over a slow link). cat
