@@ -14,6 +14,7 @@ namespace matchmesh::ticket {
 namespace {
 
 constexpr std::string_view waiting_since_key = "waitingSinceMs";
+constexpr std::size_t values_kept_max = 4096;
 
 // The unique ID of a waiting ticket's item under its i-th tag: one room, one item per tag.
 // Searchers read the room from its ID; the item's value is empty unless its ticket prefers the
@@ -24,6 +25,11 @@ std::string item_id(const TicketId& room_id, std::size_t tag_index) {
 
 std::string_view room_of_item(std::string_view item_id) {
     return item_id.substr(0, item_id.rfind('#'));
+}
+
+HolderView holder_view(const TicketSettings& params) {
+    return {params.values->add_properties, params.values->search_properties,
+            params.application_data()};
 }
 
 }  // namespace
@@ -53,7 +59,8 @@ std::int64_t Tickets::unix_ms() const {
 }
 
 Holder holder_of(const TicketSettings& params) {
-    return Holder{params.add_properties, params.search_properties, params.application_data()};
+    return Holder{params.values->add_properties, params.values->search_properties,
+                  params.application_data()};
 }
 
 Tickets::Tickets(Context& context, Rooms& rooms, Home& home)
@@ -61,6 +68,23 @@ Tickets::Tickets(Context& context, Rooms& rooms, Home& home)
       rooms_(rooms),
       home_(home),
       random_(std::hash<std::string>{}(context.self().str()) + 1) {}
+
+std::size_t Tickets::ValuesHash::operator()(const TicketValues& values) const {
+    std::size_t hash = values.add_properties.size();
+    const auto mix = [&hash](std::int64_t number) {
+        hash = (hash ^ static_cast<std::size_t>(number)) * 0x100000001b3;  // FNV-1a's step
+    };
+    for (const auto& [name, value] : values.add_properties) {
+        mix(value);
+    }
+    for (const auto& [name, range] : values.search_properties) {
+        mix(static_cast<std::int64_t>(range.size()));
+        for (std::int64_t value : range) {
+            mix(value);
+        }
+    }
+    return hash;
+}
 
 TicketSettings Tickets::settle(TicketParams params) {
     const auto tags = tags_of(params);
@@ -73,6 +97,12 @@ TicketSettings Tickets::settle(TicketParams params) {
                     add_profiles(params), search_profiles(params), {tags.begin(), tags.end()}}))
                 .first;
     }
+    TicketValues values{std::move(params.add_properties), std::move(params.search_properties)};
+    auto shared_values = values_.find(values);
+    if (shared_values == values_.end()) {
+        shared_values =
+            values_.insert(std::make_shared<const TicketValues>(std::move(values))).first;
+    }
     std::unique_ptr<const TicketExtras> extras;
     if (!params.application_data.empty() || !params.search_steps.empty() ||
         params.prefer == Prefer::oldest) {
@@ -84,8 +114,7 @@ TicketSettings Tickets::settle(TicketParams params) {
         });
     }
     return TicketSettings{*shared,
-                          std::move(params.add_properties),
-                          std::move(params.search_properties),
+                          *shared_values,
                           params.search_interval,
                           params.wait_search_after,
                           params.timeout_extension_on_match_join,
@@ -169,8 +198,13 @@ void Tickets::start_backfill(Room& room, SharedUser owner, TicketParams params, 
     start_waiting(stored);
 }
 
-void Tickets::forget_unused_names() {
+void Tickets::forget_unused_settings() {
     std::erase_if(names_, [](const auto& names) { return names.use_count() == 1; });
+    // Values come and go with their rating band's tickets: unused ones are kept for the band's
+    // next ticket until there are more than a few thousand.
+    if (values_.size() > values_kept_max) {
+        std::erase_if(values_, [](const auto& values) { return values.use_count() == 1; });
+    }
 }
 
 void Tickets::cancel_timers() {
@@ -463,7 +497,8 @@ void Tickets::send_join(const TicketId& id) {
         on_join_reply(id, attempt, std::move(answer));
     };
     context_.courier.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN,
-                             encode(join, ticket.params), std::move(answered), ticket.deadline);
+                             encode(join, holder_view(ticket.params)), std::move(answered),
+                             ticket.deadline);
 }
 
 void Tickets::on_join_reply(const TicketId& id, const std::string& attempt,
@@ -584,7 +619,8 @@ void Tickets::refresh_items(const TicketId& id) {
         for (const std::string& profile : ticket.params.names->add_profiles) {
             // Fails only when no node stores items right now; the next refresh tries again.
             (void)context_.matching.add(profile, item_id(ticket.room_id, t), tags[t],
-                                        ticket.params.add_properties, waiting_since(ticket), ttl);
+                                        ticket.params.values->add_properties, waiting_since(ticket),
+                                        ttl);
         }
     }
     // Refresh at half the TTL, so the items never lapse while the ticket waits.

@@ -19,6 +19,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ticket/by_owner.hpp"
@@ -71,8 +72,8 @@ public:
     // A room closed by its ticket's wait search that gets a join from the very room that search is
     // trying to join: the lower ticket ID gives its own join up and takes the other in.
     void yield_to_crossed_join(Room& room, const JoinMessage& join);
-    // Drops the sets of names no ticket holds any more (the service's sweep).
-    void forget_unused_names();
+    // Drops the names and values no ticket holds any more (the service's sweep).
+    void forget_unused_settings();
     // The service is going: no ticket's timer may run.
     void cancel_timers();
 
@@ -112,7 +113,8 @@ private:
     void finish(OwnedTicket& ticket);
     // Ends the room of a ticket that ended with `outcome` (not by a join, not a backfill).
     void end_room(const TicketId& room_id, PushKind outcome, EndReason why);
-    // Keeps a new ticket's parameters, its names shared with other tickets naming the same.
+    // Keeps a new ticket's parameters, its names and values shared with other tickets naming the
+    // same.
     [[nodiscard]] TicketSettings settle(TicketParams params);
 
     Context& context_;
@@ -149,6 +151,27 @@ private:
         bool operator()(const auto& left, const auto& right) const { return of(left) < of(right); }
     };
     std::set<std::shared_ptr<const TicketNames>, NamesLess> names_;
+    // One copy of each pair of values that tickets use, the same way, found by a hash of their
+    // numbers (tickets of one type name the same properties, so the names add nothing to it).
+    struct ValuesHash {
+        using is_transparent = void;
+        std::size_t operator()(const std::shared_ptr<const TicketValues>& values) const {
+            return (*this)(*values);
+        }
+        std::size_t operator()(const TicketValues& values) const;
+    };
+    struct ValuesEqual {
+        using is_transparent = void;
+        static const TicketValues& of(const std::shared_ptr<const TicketValues>& values) {
+            return *values;
+        }
+        static const TicketValues& of(const TicketValues& values) { return values; }
+        bool operator()(const auto& left, const auto& right) const {
+            return of(left).add_properties == of(right).add_properties &&
+                   of(left).search_properties == of(right).search_properties;
+        }
+    };
+    std::unordered_set<std::shared_ptr<const TicketValues>, ValuesHash, ValuesEqual> values_;
     ContendedRooms contended_;  // rooms that joins from here go to, or found gone
     std::uint64_t next_attempt_ = 1;
     std::mt19937_64 random_;  // seeded from the node's ID: the simulation's runs repeat

@@ -73,7 +73,7 @@ TicketService::TicketService(mesh::Network& network, mesh::Scheduler& scheduler,
 void TicketService::sweep() {
     const Time now = scheduler_.now();
     recall_.forget_expired(now);
-    tickets_.forget_unused_names();
+    tickets_.forget_unused_settings();
     sweep_timer_ = scheduler_.run_after(Duration(5000), [this, alive = alive_] {
         if (*alive) {
             sweep();

@@ -68,6 +68,13 @@ struct TicketNames {
     friend auto operator<=>(const TicketNames&, const TicketNames&) = default;
 };
 
+// The values a ticket adds and searches under. Tickets of one mode and rating band mostly name
+// the same, so the service keeps one copy of each distinct pair, shared by its tickets.
+struct TicketValues {
+    matching::Properties add_properties;
+    matching::RangeProperties search_properties;
+};
+
 // What few tickets carry, kept out of line so that a waiting ticket stays small: the game's
 // own bytes, wider searches as it waits, and its start as told to searchers that prefer the
 // oldest.
@@ -78,11 +85,10 @@ struct TicketExtras {
     std::vector<SearchStep> search_steps;
 };
 
-// What a ticket keeps of its TicketParams: its own values, and its shared names.
+// What a ticket keeps of its TicketParams: its own settings, and its shared names and values.
 struct TicketSettings {
     std::shared_ptr<const TicketNames> names;
-    matching::Properties add_properties;
-    matching::RangeProperties search_properties;
+    std::shared_ptr<const TicketValues> values;
     std::chrono::milliseconds search_interval{};
     std::chrono::milliseconds wait_search_after{};
     std::chrono::seconds timeout_extension_on_match_join{};
@@ -111,7 +117,7 @@ struct TicketSettings {
                 }
             }
         }
-        return search_properties;
+        return values->search_properties;
     }
 };
 

@@ -9,7 +9,6 @@
 #include "matching/wire.hpp"
 #include "mesh/frame.hpp"
 #include "mesh/text.hpp"
-#include "ticket/state.hpp"
 #include "ticket/ticket.capnp.h"
 
 namespace matchmesh::ticket {
@@ -55,9 +54,7 @@ User read_user(wire::UserInfo::Reader in) {
     return user;
 }
 
-// `holder`: a Holder, or the TicketSettings one is made of (same fields).
-template <typename HolderFields>
-void write_holder(wire::Holder::Builder out, const HolderFields& holder) {
+void write_holder(wire::Holder::Builder out, const HolderView& holder) {
     auto add = out.initAddProperties(static_cast<unsigned>(holder.add_properties.size()));
     unsigned i = 0;
     for (const auto& [name, value] : holder.add_properties) {
@@ -75,11 +72,7 @@ void write_holder(wire::Holder::Builder out, const HolderFields& holder) {
         }
         ++i;
     }
-    if constexpr (requires { holder.application_data(); }) {
-        out.setApplicationData(data_of(holder.application_data()));  // TicketSettings
-    } else {
-        out.setApplicationData(data_of(holder.application_data));
-    }
+    out.setApplicationData(data_of(holder.application_data));
 }
 
 Holder read_holder(wire::Holder::Reader in) {
@@ -131,11 +124,12 @@ auto decode(mesh::PayloadView payload, const capnp::ReaderOptions& options, Read
 }  // namespace
 
 mesh::Payload encode(const JoinMessage& message) {
-    return encode(message, message.holder);
+    const Holder& holder = message.holder;
+    return encode(message, HolderView{holder.add_properties, holder.search_properties,
+                                      holder.application_data});
 }
 
-template <typename HolderFields>
-mesh::Payload encode(const JoinMessage& message, const HolderFields& holder) {
+mesh::Payload encode(const JoinMessage& message, const HolderView& holder) {
     return build<wire::Join>([&](wire::Join::Builder root) {
         root.setAttempt(message.attempt);
         root.setRoomId(message.room_id.str());
@@ -151,8 +145,6 @@ mesh::Payload encode(const JoinMessage& message, const HolderFields& holder) {
             std::clamp<Duration::rep>(message.waited.count(), 0, UINT32_MAX)));
     });
 }
-
-template mesh::Payload encode(const JoinMessage& message, const TicketSettings& holder);
 
 mesh::Payload encode(const JoinReplyMessage& message) {
     return build<wire::JoinReply>([&](wire::JoinReply::Builder root) {

@@ -114,12 +114,15 @@ struct AckMessage {
 };
 
 [[nodiscard]] mesh::Payload encode(const JoinMessage& message);
-struct TicketSettings;
-// The join with `holder`'s properties and data in place of message.holder's (a ticket's own
-// settings, encoded without copying them into a Holder first).
-template <typename HolderFields>
-[[nodiscard]] mesh::Payload encode(const JoinMessage& message, const HolderFields& holder);
-extern template mesh::Payload encode(const JoinMessage& message, const TicketSettings& holder);
+// A holder's parts where they are kept (a Holder, or a ticket's own settings), so that a
+// ticket's join is encoded without copying them into a Holder first.
+struct HolderView {
+    const matching::Properties& add_properties;
+    const matching::RangeProperties& search_properties;
+    const Bytes& application_data;
+};
+// The join with `holder` in place of message.holder.
+[[nodiscard]] mesh::Payload encode(const JoinMessage& message, const HolderView& holder);
 [[nodiscard]] mesh::Payload encode(const JoinReplyMessage& message);
 [[nodiscard]] mesh::Payload encode(const PushEnvelope& message);
 [[nodiscard]] mesh::Payload encode(const LeaveMessage& message);
