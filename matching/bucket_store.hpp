@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "matching/id_index.hpp"
@@ -123,11 +124,38 @@ private:
 
     struct Bucket;
 
+    // An item's unique ID in 16 bytes, where a std::string takes 32: up to 15 characters in
+    // place, a longer ID in a heap block of its own.
+    class PackedText {
+    public:
+        PackedText() = default;
+        explicit PackedText(std::string_view text);
+        PackedText(PackedText&& other) noexcept : bytes_(std::exchange(other.bytes_, {})) {}
+        PackedText& operator=(PackedText&& other) noexcept {
+            std::swap(bytes_, other.bytes_);
+            return *this;
+        }
+        PackedText(const PackedText&) = delete;
+        PackedText& operator=(const PackedText&) = delete;
+        ~PackedText();
+        [[nodiscard]] std::string_view view() const;
+
+    private:
+        static constexpr std::size_t in_place_max = 15;
+        static constexpr std::uint8_t on_heap = 0xff;
+        // In place: the characters, then their count in the last byte. On the heap: the block's
+        // address, then the length (std::uint32_t), and `on_heap` in the last byte.
+        std::array<char, in_place_max + 1> bytes_{};
+        [[nodiscard]] std::uint8_t form() const {
+            return static_cast<std::uint8_t>(bytes_[in_place_max]);
+        }
+    };
+
     // An item lives inside its bucket's vector, so that a search streams through one contiguous
     // array. Removal leaves a tombstone (handle == none) that compaction clears once tombstones
     // outnumber live items. A handle names an item wherever it moves (see Locator).
     struct Item {
-        std::string unique_id;
+        PackedText unique_id;
         std::unique_ptr<ValueMap> value;  // null for an empty value
         Time expires_at{};
         Handle handle = none;

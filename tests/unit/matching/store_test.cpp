@@ -222,6 +222,34 @@ TEST_CASE_FIXTURE(StoreFixture,
     CHECK(search_rank(5).empty());
 }
 
+TEST_CASE_FIXTURE(StoreFixture,
+                  "matching/store: IDs short and long keep their text through moves and removes") {
+    // Up to 15 characters an ID is kept in the item itself, longer ones apart: both kinds,
+    // through a bucket that grows (its items move) and a re-add that moves one to another bucket.
+    const Ids ids{"a", std::string(15, 's'), std::string(16, 'l'), std::string(128, 'm')};
+    for (const std::string& id : ids) {
+        add_rank(id, 5);
+    }
+    Ids filler;
+    for (int i = 0; i < 200; ++i) {
+        filler.push_back("filler-" + std::to_string(i) + std::string(i % 20, 'x'));
+        add_rank(filler.back(), 5);
+    }
+    auto found = search_rank(5, "", 1000);
+    REQUIRE(found.size() == ids.size() + filler.size());
+    CHECK(Ids(found.begin(), found.begin() + 4) == ids);
+    CHECK(Ids(found.begin() + 4, found.end()) == filler);
+
+    add_rank(ids[3], 95);
+    CHECK(search_rank(95) == Ids{ids[3]});
+    auto removed = store.remove("RankMatch", Ids{ids[1], ids[2], ids[3]}, now);
+    REQUIRE(removed.has_value());
+    CHECK(*removed == 3);
+    CHECK(search_rank(95).empty());
+    found = search_rank(5, "", 2);
+    CHECK(found == Ids{"a", filler[0]});
+}
+
 TEST_CASE_FIXTURE(StoreFixture, "matching/store: remove takes items out wherever they are") {
     add_rank("a", 5);
     add_rank("b", 55);
