@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -120,6 +121,7 @@ void MatchingService::sweep() {
     while (!origin_deadlines_.empty() && origin_deadlines_.top().first <= now) {
         auto entry = origins_.find(origin_deadlines_.top().second);
         if (entry != origins_.end() && entry->second.expires_at <= now) {
+            replica_lists_.release(entry->second.replicas);
             origins_.erase(entry);
         }
         origin_deadlines_.pop();
@@ -149,24 +151,26 @@ Result<void> MatchingService::add(std::string_view profile_id, std::string_view 
 
     // Nodes that held this item before but are not its replicas now would keep a stale copy.
     std::string origin = origin_key(profile_id, unique_id);
+    const std::uint32_t replicas = replica_lists_.acquire(replicas_);
     auto found = origins_.find(std::string_view(origin));
     if (found == origins_.end()) {
-        found = origins_.emplace(OriginKey(std::move(origin)), OriginEntry{}).first;
-    }
-    OriginEntry& entry = found->second;
-    for (const NodeId& node : entry.replicas) {
-        if (!contains(replicas_, node)) {
-            const std::vector<std::string> ids{std::string(unique_id)};
-            if (node == self) {
-                items_.remove(profile_id, ids, now);
-            } else {
-                network_.send(node, wire::SERVICE, wire::METHOD_REMOVE,
-                              encode_remove(profile_id, ids));
+        found = origins_.emplace(OriginKey(std::move(origin)), OriginEntry{replicas, now}).first;
+    } else {
+        const std::uint32_t before = std::exchange(found->second.replicas, replicas);
+        for (const NodeId& node : replica_lists_.nodes(before)) {
+            if (!contains(replicas_, node)) {
+                const std::vector<std::string> ids{std::string(unique_id)};
+                if (node == self) {
+                    items_.remove(profile_id, ids, now);
+                } else {
+                    network_.send(node, wire::SERVICE, wire::METHOD_REMOVE,
+                                  encode_remove(profile_id, ids));
+                }
             }
         }
+        replica_lists_.release(before);
     }
-    entry.replicas = replicas_;  // reuses its capacity
-    entry.expires_at = now + ttl;
+    found->second.expires_at = now + ttl;
     origin_deadlines_.emplace(now + ttl, found->first);
 
     ++counters_.items_added;
@@ -497,9 +501,10 @@ Result<void> MatchingService::remove(std::string_view profile_id,
             unknown.push_back(unique_id);
             continue;
         }
-        for (const NodeId& node : entry->second.replicas) {
+        for (const NodeId& node : replica_lists_.nodes(entry->second.replicas)) {
             groups[node].push_back(unique_id);
         }
+        replica_lists_.release(entry->second.replicas);
         origins_.erase(entry);
     }
     if (!unknown.empty()) {  // added elsewhere or forgotten: ask every node that stores items

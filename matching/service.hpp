@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "matching/bucket_store.hpp"
+#include "matching/node_lists.hpp"
 #include "matching/placement.hpp"
 #include "matching/profile.hpp"
 #include "matching/wire.hpp"
@@ -99,7 +100,7 @@ public:
 
 private:
     struct OriginEntry {
-        std::vector<NodeId> replicas;
+        std::uint32_t replicas = 0;  // in replica_lists_
         Time expires_at;
     };
     // A search in flight. Jobs live in a pool and are used again, lists and all, so a search
@@ -161,6 +162,7 @@ private:
         }
     };
     std::unordered_map<OriginKey, OriginEntry, OriginHash, OriginEqual> origins_;
+    NodeLists replica_lists_;  // the nodes each origin entry's item went to
     // When each origin entry may expire, soonest first; an entry refreshed since has a later
     // deadline and is kept when its old one comes up. Sweeps cost what expires, not what exists.
     using OriginDeadline = std::pair<Time, OriginKey>;
