@@ -69,6 +69,8 @@ std::size_t BucketStore::KeyHash::operator()(std::string_view key) const {
 }
 
 BucketStore::PackedText::PackedText(std::string_view text) {
+    static_assert(sizeof(char*) + sizeof(std::uint32_t) <= in_place_max);
+    MM_ASSERT(text.size() <= UINT32_MAX);
     if (text.size() <= in_place_max) {
         std::memcpy(bytes_.data(), text.data(), text.size());
         bytes_[in_place_max] = static_cast<char>(text.size());

@@ -132,7 +132,8 @@ private:
         explicit PackedText(std::string_view text);
         PackedText(PackedText&& other) noexcept : bytes_(std::exchange(other.bytes_, {})) {}
         PackedText& operator=(PackedText&& other) noexcept {
-            std::swap(bytes_, other.bytes_);
+            PackedText taken(std::move(other));  // leaves `other` empty
+            std::swap(bytes_, taken.bytes_);     // and `taken` frees what this held
             return *this;
         }
         PackedText(const PackedText&) = delete;

@@ -23,13 +23,19 @@ std::uint32_t NodeLists::acquire(std::span<const NodeId> nodes) {
 }
 
 void NodeLists::release(std::uint32_t list) {
+    MM_ASSERT(list < lists_.size());
     List& held = lists_[list];
     MM_ASSERT(held.users > 0);
     if (--held.users == 0) {
-        by_nodes_.erase(by_nodes_.find(std::span<const NodeId>(held.nodes)));
+        by_nodes_.erase(std::span<const NodeId>(held.nodes));
         held.nodes.clear();
         free_.push_back(list);
     }
+}
+
+std::span<const NodeId> NodeLists::nodes(std::uint32_t list) const {
+    MM_ASSERT(list < lists_.size() && lists_[list].users > 0);
+    return lists_[list].nodes;
 }
 
 }  // namespace matchmesh::matching

@@ -5,6 +5,8 @@
 //
 // Owned by the node's matching service; lives on its loop thread.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -20,9 +22,7 @@ public:
     [[nodiscard]] std::uint32_t acquire(std::span<const NodeId> nodes);
     // One user fewer; a list nobody uses is forgotten and its number used again.
     void release(std::uint32_t list);
-    [[nodiscard]] std::span<const NodeId> nodes(std::uint32_t list) const {
-        return lists_[list].nodes;
-    }
+    [[nodiscard]] std::span<const NodeId> nodes(std::uint32_t list) const;
     // Lists in use.
     [[nodiscard]] std::size_t size() const { return by_nodes_.size(); }
 
@@ -32,7 +32,6 @@ private:
         std::size_t users = 0;
     };
     struct NodesLess {
-        using is_transparent = void;
         bool operator()(std::span<const NodeId> left, std::span<const NodeId> right) const {
             return std::lexicographical_compare(left.begin(), left.end(), right.begin(),
                                                 right.end());
@@ -41,7 +40,9 @@ private:
 
     std::vector<List> lists_;
     std::vector<std::uint32_t> free_;
-    std::map<std::vector<NodeId>, std::uint32_t, NodesLess> by_nodes_;
+    // Each list in use by its nodes, viewed where lists_ keeps them (moving a List as lists_
+    // grows keeps its vector's block).
+    std::map<std::span<const NodeId>, std::uint32_t, NodesLess> by_nodes_;
 };
 
 }  // namespace matchmesh::matching

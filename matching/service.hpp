@@ -100,7 +100,7 @@ public:
 
 private:
     struct OriginEntry {
-        std::uint32_t replicas = 0;  // in replica_lists_
+        std::uint32_t replicas;  // its number in replica_lists_ (acquired for this record)
         Time expires_at;
     };
     // A search in flight. Jobs live in a pool and are used again, lists and all, so a search

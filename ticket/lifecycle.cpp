@@ -72,7 +72,8 @@ Tickets::Tickets(Context& context, Rooms& rooms, Home& home)
 std::size_t Tickets::ValuesHash::operator()(const TicketValues& values) const {
     std::size_t hash = values.add_properties.size();
     const auto mix = [&hash](std::int64_t number) {
-        hash = (hash ^ static_cast<std::size_t>(number)) * 0x100000001b3;  // FNV-1a's step
+        // FNV-1a's step, a whole number at a time
+        hash = (hash ^ static_cast<std::size_t>(number)) * 0x100000001b3;
     };
     for (const auto& [name, value] : values.add_properties) {
         mix(value);

@@ -72,7 +72,8 @@ public:
     // A room closed by its ticket's wait search that gets a join from the very room that search is
     // trying to join: the lower ticket ID gives its own join up and takes the other in.
     void yield_to_crossed_join(Room& room, const JoinMessage& join);
-    // Drops the names and values no ticket holds any more (the service's sweep).
+    // Drops the names no ticket holds any more, and the unused values once more than a few
+    // thousand are kept (the service's sweep).
     void forget_unused_settings();
     // The service is going: no ticket's timer may run.
     void cancel_timers();

@@ -248,6 +248,20 @@ TEST_CASE_FIXTURE(StoreFixture,
     CHECK(search_rank(95).empty());
     found = search_rank(5, "", 2);
     CHECK(found == Ids{"a", filler[0]});
+
+    // Removing most of the bucket compacts its array: the items left move down, IDs and all.
+    Ids doomed;
+    Ids kept{"a"};
+    for (std::size_t i = 0; i < filler.size(); ++i) {
+        (i % 10 == 3 ? kept : doomed).push_back(filler[i]);
+    }
+    removed = store.remove("RankMatch", doomed, now);
+    REQUIRE(removed.has_value());
+    CHECK(*removed == doomed.size());
+    CHECK(search_rank(5, "", 1000) == kept);
+    add_rank(std::string(40, 'n'), 5);
+    kept.push_back(std::string(40, 'n'));
+    CHECK(search_rank(5, "", 1000) == kept);
 }
 
 TEST_CASE_FIXTURE(StoreFixture, "matching/store: remove takes items out wherever they are") {
