@@ -23,10 +23,8 @@ Membership::Membership(MemberInfo self, MembershipOptions options)
 }
 
 const MemberInfo* Membership::find_live(const NodeId& id) const {
-    auto found =
-        std::lower_bound(live_.begin(), live_.end(), id,
-                         [](const MemberInfo& m, const NodeId& key) { return m.id < key; });
-    return found != live_.end() && found->id == id ? &*found : nullptr;
+    auto found = live_index_.find(id);
+    return found == live_index_.end() ? nullptr : &live_[found->second];
 }
 
 bool Membership::is_live(const MemberInfo& member) const {
@@ -77,6 +75,10 @@ void Membership::rebuild_live() {
     }
     std::sort(live_.begin(), live_.end(),
               [](const MemberInfo& a, const MemberInfo& b) { return a.id < b.id; });
+    live_index_.clear();
+    for (std::uint32_t at = 0; at < live_.size(); ++at) {
+        live_index_.emplace(live_[at].id, at);
+    }
     std::string text;
     for (const MemberInfo& member : live_) {
         text += member.id.str();

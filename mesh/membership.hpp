@@ -38,6 +38,7 @@
 #include <random>
 #include <set>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "mesh/control.hpp"
@@ -167,6 +168,9 @@ private:
     std::map<NodeId, Tombstone> tombstones_;
     std::map<NodeId, Reconciled> reconciled_;  // recent reconciliations, kept for `dead_after`
     std::vector<MemberInfo> live_;             // sorted by ID, including self
+    // Each live member's place in live_: every frame sent or received looks its peer up, and a
+    // hash costs the same in a cluster of any size.
+    std::unordered_map<NodeId, std::uint32_t> live_index_;
     std::uint64_t live_digest_ = 0;
     // The peers tick() looks at: suspects and pending members, with settled ones left over until
     // the next tick clears them. A period costs nothing per settled member.

@@ -132,8 +132,8 @@ void PartyClaims::claim_at(const std::shared_ptr<Claim>& claim, const UserId& us
 }
 
 void PartyClaims::locate(const UserId& user, std::function<void(std::optional<NodeId>)> found) {
-    const auto directory = directory_of(user, context_.network.live_members());
-    if (!directory) {
+    const NodeId* directory = directory_.placement().owner(user);
+    if (directory == nullptr) {
         found(std::nullopt);
         return;
     }

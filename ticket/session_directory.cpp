@@ -1,5 +1,8 @@
 #include "ticket/session_directory.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include <xxhash.h>
 
 #include "matching/placement.hpp"
@@ -7,25 +10,54 @@
 
 namespace matchmesh::ticket {
 
-std::optional<NodeId> directory_of(const UserId& user, std::span<const mesh::MemberInfo> live) {
-    // Ranked as placement ranks bucket keys (rendezvous weights); ties (which a 64-bit hash all
-    // but never has) go to the lower ID, so every node picks alike.
-    const std::uint64_t user_hash = XXH3_64bits(user.str().data(), user.str().size());
-    const mesh::MemberInfo* best = nullptr;
-    std::uint64_t best_weight = 0;
+DirectoryPlacement::DirectoryPlacement(std::span<const mesh::MemberInfo> live) {
+    members_.reserve(live.size());
     for (const mesh::MemberInfo& member : live) {
-        const std::uint64_t weight =
-            matching::rendezvous_weight(user_hash, matching::member_hash(member.id));
-        if (best == nullptr || weight > best_weight ||
-            (weight == best_weight && member.id < best->id)) {
-            best = &member;
-            best_weight = weight;
+        members_.push_back(member.id);
+    }
+    std::sort(members_.begin(), members_.end());
+    seeds_.reserve(members_.size());
+    for (const NodeId& id : members_) {
+        seeds_.push_back(matching::member_hash(id));
+    }
+}
+
+const NodeId* DirectoryPlacement::owner(const UserId& user) const {
+    if (members_.empty()) {
+        return nullptr;
+    }
+    const std::uint64_t slot = XXH3_64bits(user.str().data(), user.str().size()) % slots;
+    // Members are in ID order and only a heavier weight replaces the best so far, so equal
+    // weights go to the lower ID.
+    auto rank = [&] {
+        std::size_t best = 0;
+        std::uint64_t best_weight = matching::rendezvous_weight(slot, seeds_[0]);
+        for (std::size_t member = 1; member < members_.size(); ++member) {
+            const std::uint64_t weight = matching::rendezvous_weight(slot, seeds_[member]);
+            if (weight > best_weight) {
+                best = member;
+                best_weight = weight;
+            }
         }
+        return best;
+    };
+    if (members_.size() >= std::numeric_limits<std::uint16_t>::max()) {
+        return &members_[rank()];
     }
-    if (best == nullptr) {
-        return std::nullopt;
+    if (owners_.empty()) {
+        owners_.assign(slots, 0);
     }
-    return best->id;
+    std::uint16_t& owner = owners_[slot];
+    if (owner == 0) {
+        owner = static_cast<std::uint16_t>(rank() + 1);
+    }
+    return &members_[owner - 1];
+}
+
+bool DirectoryPlacement::same_owner(const DirectoryPlacement& other, const UserId& user) const {
+    const NodeId* mine = owner(user);
+    const NodeId* theirs = other.owner(user);
+    return mine == nullptr || theirs == nullptr ? mine == theirs : *mine == *theirs;
 }
 
 bool newer_session(std::uint64_t epoch, const NodeId& home, std::uint64_t other_epoch,
@@ -78,10 +110,11 @@ void SessionDirectory::forget_home(const NodeId& home) {
     std::erase_if(entries_, [&home](const auto& entry) { return entry.second.home == home; });
 }
 
-void SessionDirectory::keep_only_own(const NodeId& self, std::span<const mesh::MemberInfo> live) {
+void SessionDirectory::follow(DirectoryPlacement placement, const NodeId& self) {
+    placement_ = std::move(placement);
     std::erase_if(entries_, [&](const auto& entry) {
-        const std::optional<NodeId> directory = directory_of(entry.first, live);
-        return !directory || *directory != self;
+        const NodeId* directory = placement_.owner(entry.first);
+        return directory == nullptr || *directory != self;
     });
 }
 

@@ -19,6 +19,7 @@ Sessions::Sessions(mesh::Network& network, mesh::Scheduler& scheduler, Duration 
       directory_(directory_max) {
     const auto live = network_.live_members();
     view_.assign(live.begin(), live.end());
+    directory_.follow(DirectoryPlacement(view_), network_.self().id);
 }
 
 void Sessions::begin(User user) {
@@ -42,9 +43,9 @@ void Sessions::end(const UserId& user) {
 // A registration or end for the user's directory: handled at once when that is this node,
 // else sent with the others for the same node within `send_delay`.
 void Sessions::queue(Batch batch, const UserId& user, std::uint64_t epoch) {
-    const std::optional<NodeId> directory = directory_of(user, view_);
+    const NodeId* directory = directory_.placement().owner(user);
     const NodeId& self = network_.self().id;
-    if (!directory || *directory == self) {
+    if (directory == nullptr || *directory == self) {
         const SessionEntry session{self, epoch};
         if (batch == Batch::end_sessions) {
             directory_.end_session(user, session);
@@ -150,14 +151,15 @@ void Sessions::on_membership(const mesh::MembershipEvent& event) {
     // The users this node holds the sessions of, whose directory is another node now. Their
     // new directory may know an older session elsewhere (after a partition), or none (its
     // predecessor died): registering again settles both.
+    DirectoryPlacement placement(view);
     std::vector<std::pair<UserId, std::uint64_t>> moved;
     users_.for_each([&](const User& user) {
-        if (directory_of(user.id, view) != directory_of(user.id, view_)) {
+        if (!placement.same_owner(directory_.placement(), user.id)) {
             moved.emplace_back(user.id, user.epoch);
         }
     });
     view_ = std::move(view);
-    directory_.keep_only_own(network_.self().id, view_);
+    directory_.follow(std::move(placement), network_.self().id);
     for (const auto& [user, epoch] : moved) {
         queue(Batch::register_sessions, user, epoch);
     }

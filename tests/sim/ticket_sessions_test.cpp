@@ -34,7 +34,9 @@ struct SessionCluster {
     // The node that keeps `user`'s directory entry, as `seen_from` sees the cluster.
     [[nodiscard]] NodeId directory(const std::string& user, std::size_t seen_from) {
         const NodeId from = TicketCluster::name(seen_from);
-        return *directory_of(UserId(user), cluster.world.node(from).network().live_members());
+        const ticket::DirectoryPlacement placement(
+            cluster.world.node(from).network().live_members());
+        return *placement.owner(UserId(user));
     }
     [[nodiscard]] std::size_t index_of(const NodeId& node) const {
         for (std::size_t i = 0; i < 64; ++i) {

@@ -30,12 +30,14 @@ TEST_CASE("ticket/session-directory: every node picks the same directory, spread
     auto view = members(12);
     auto reversed = view;
     std::reverse(reversed.begin(), reversed.end());
+    const DirectoryPlacement placement(view);
+    const DirectoryPlacement reversed_placement(reversed);
     std::map<NodeId, int> load;
     for (int i = 0; i < 12000; ++i) {
         const UserId user("user-" + std::to_string(i));
-        const auto directory = directory_of(user, view);
-        REQUIRE(directory.has_value());
-        REQUIRE(directory == directory_of(user, reversed));
+        const NodeId* directory = placement.owner(user);
+        REQUIRE(directory != nullptr);
+        REQUIRE(*directory == *reversed_placement.owner(user));
         ++load[*directory];
     }
     CHECK(load.size() == 12);
@@ -43,24 +45,41 @@ TEST_CASE("ticket/session-directory: every node picks the same directory, spread
         CHECK(users > 800);  // 1,000 each on average
         CHECK(users < 1200);
     }
-    CHECK_FALSE(directory_of(UserId("u"), {}).has_value());
+    CHECK(DirectoryPlacement(std::span<const mesh::MemberInfo>()).owner(UserId("u")) == nullptr);
 }
 
 TEST_CASE("ticket/session-directory: a member joining moves only the users it takes") {
-    const auto before = members(10);
-    const auto after = members(11);
+    const DirectoryPlacement before(members(10));
+    const DirectoryPlacement after(members(11));
     int moved = 0;
     for (int i = 0; i < 11000; ++i) {
         const UserId user("user-" + std::to_string(i));
-        const auto old_directory = directory_of(user, before);
-        const auto new_directory = directory_of(user, after);
-        if (old_directory != new_directory) {
+        if (!before.same_owner(after, user)) {
             ++moved;
-            CHECK(*new_directory == NodeId("node-10"));
+            CHECK(*after.owner(user) == NodeId("node-10"));
         }
     }
     CHECK(moved > 700);  // about 1/11
     CHECK(moved < 1300);
+}
+
+TEST_CASE("ticket/session-directory: a member leaving moves only the users it had") {
+    auto without_three = members(12);
+    without_three.erase(without_three.begin() + 3);
+    const DirectoryPlacement before(members(12));
+    const DirectoryPlacement after(without_three);
+    int moved = 0;
+    for (int i = 0; i < 12000; ++i) {
+        const UserId user("user-" + std::to_string(i));
+        if (!before.same_owner(after, user)) {
+            ++moved;
+            CHECK(*before.owner(user) == NodeId("node-3"));
+        } else {
+            CHECK(*before.owner(user) != NodeId("node-3"));
+        }
+    }
+    CHECK(moved > 800);  // about 1/12
+    CHECK(moved < 1200);
 }
 
 TEST_CASE("ticket/session-directory: the newer of two sessions stays and the older home is told") {
@@ -125,10 +144,11 @@ TEST_CASE("ticket/session-directory: a dead home's sessions go, and moved users 
     directory.forget_home(NodeId("node-1"));
     CHECK(directory.size() == 200);
 
-    directory.keep_only_own(NodeId("node-2"), view);
+    directory.follow(DirectoryPlacement(view), NodeId("node-2"));
     for (int i = 0; i < 400; i += 2) {
         const UserId user("u" + std::to_string(i));
-        CHECK((directory.find(user) != nullptr) == (directory_of(user, view) == NodeId("node-2")));
+        CHECK((directory.find(user) != nullptr) ==
+              (*directory.placement().owner(user) == NodeId("node-2")));
     }
     CHECK(directory.size() > 20);
     CHECK(directory.size() < 80);
