@@ -1,5 +1,6 @@
 #include "mesh/text.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -62,6 +63,14 @@ std::string text_problem(std::string_view text, const TextRule& rule, std::strin
     if (text.size() < rule.bytes_min || text.size() > rule.bytes_max) {
         return fmt::format("{} must be {}..{} bytes, got {}", field, rule.bytes_min, rule.bytes_max,
                            text.size());
+    }
+    // Most text is ASCII (every ID the nodes make is): checked a byte at a time without decoding.
+    const bool plain = std::all_of(text.begin(), text.end(), [&](char byte) {
+        const auto c = static_cast<unsigned char>(byte);
+        return c < 0x80 && (rule.control_allowed || !is_control(c));
+    });
+    if (plain) {
+        return {};
     }
     for (std::size_t at = 0; at < text.size();) {
         const std::size_t length = sequence_length(text, at);
