@@ -185,6 +185,23 @@ Result<void> validate_ranges(const RangeProperties& properties) {
     return {};
 }
 
+std::span<const std::int64_t> whole_list(const std::vector<std::int64_t>& list) {
+    return list;
+}
+
+// How many buckets of `width` the values fall in (a range has a few values: no list is kept).
+std::size_t distinct_buckets(std::span<const std::int64_t> values, std::int64_t width) {
+    std::size_t distinct = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::int64_t bucket = bucket_of(values[i], width);
+        const bool seen =
+            std::any_of(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i),
+                        [&](std::int64_t earlier) { return bucket_of(earlier, width) == bucket; });
+        distinct += seen ? 0 : 1;
+    }
+    return distinct;
+}
+
 }  // namespace
 
 std::int64_t bucket_of(std::int64_t value, std::int64_t width) {
@@ -298,16 +315,36 @@ Result<std::string> ProfileRegistry::create_key(std::string_view profile_id, std
     return std::move(key.text);
 }
 
-Result<void> ProfileRegistry::item_key(std::string_view profile_id, std::string_view tag,
-                                       const Properties& properties, SearchKey& out) const {
+Result<const Profile*> ProfileRegistry::item_profile(std::string_view profile_id,
+                                                     std::string_view tag) const {
     const Profile* profile = find(profile_id);
     if (profile == nullptr) {
         return fail(Errc::unknown_profile, fmt::format("profile '{}' is not defined", profile_id));
     }
     if (auto ok = validate_tag(tag); !ok) {
-        return ok;
+        return std::unexpected(ok.error());
     }
-    return write_exact_key(*profile, tag, properties, placement_group_, out);
+    return profile;
+}
+
+Result<void> ProfileRegistry::item_key(std::string_view profile_id, std::string_view tag,
+                                       const Properties& properties, SearchKey& out) const {
+    auto profile = item_profile(profile_id, tag);
+    if (!profile) {
+        return std::unexpected(profile.error());
+    }
+    return write_exact_key(**profile, tag, properties, placement_group_, out);
+}
+
+Result<void> ProfileRegistry::check_item(std::string_view profile_id, std::string_view tag,
+                                         const Properties& properties) const {
+    auto profile = item_profile(profile_id, tag);
+    if (!profile) {
+        return std::unexpected(profile.error());
+    }
+    ValueSpans values;
+    auto single = [](const std::int64_t& value) { return std::span(&value, 1); };
+    return collect_values(**profile, properties, single, values);
 }
 
 Result<void> ProfileRegistry::search_keys(std::span<const std::string> profile_ids,
@@ -333,10 +370,9 @@ Result<void> ProfileRegistry::search_keys(std::span<const std::string> profile_i
     return {};
 }
 
-Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> profile_ids,
-                                                std::span<const std::string> tags,
-                                                const RangeProperties& properties,
-                                                SearchKeys& out) const {
+Result<std::size_t> ProfileRegistry::count_range_search_keys(
+    std::span<const std::string> profile_ids, std::span<const std::string> tags,
+    const RangeProperties& properties, std::size_t keys_before) const {
     if (profile_ids.empty()) {
         return fail(Errc::unknown_profile, "no profile IDs given");
     }
@@ -345,13 +381,13 @@ Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> pro
     }
     for (const auto& tag : tags) {
         if (auto ok = validate_tag(tag); !ok) {
-            return ok;
+            return std::unexpected(ok.error());
         }
     }
     if (auto ok = validate_ranges(properties); !ok) {
-        return ok;
+        return std::unexpected(ok.error());
     }
-    auto whole = [](const std::vector<std::int64_t>& list) { return std::span(list); };
+    std::size_t keys = 0;
     for (std::size_t p = 0; p < profile_ids.size(); ++p) {
         auto resolved = resolve_profile(*this, profile_ids, p);
         if (!resolved) {
@@ -359,9 +395,34 @@ Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> pro
         }
         const Profile& profile = **resolved;
         ValueSpans values;
-        if (auto ok = collect_values(profile, properties, whole, values); !ok) {
-            return ok;
+        if (auto ok = collect_values(profile, properties, whole_list, values); !ok) {
+            return std::unexpected(ok.error());
         }
+        std::size_t combinations = 1;
+        for (std::size_t i = 0; i < profile.properties.size(); ++i) {
+            combinations *= distinct_buckets(values[i], profile.properties[i].width);
+        }
+        keys += combinations * tags.size();
+        if (keys_before + keys > search_keys_max) {
+            return fail(Errc::invalid_properties,
+                        fmt::format("search would visit more than {} buckets", search_keys_max));
+        }
+    }
+    return keys;
+}
+
+Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> profile_ids,
+                                                std::span<const std::string> tags,
+                                                const RangeProperties& properties,
+                                                SearchKeys& out) const {
+    if (auto counted = count_range_search_keys(profile_ids, tags, properties, out.size());
+        !counted) {
+        return std::unexpected(counted.error());
+    }
+    for (std::size_t p = 0; p < profile_ids.size(); ++p) {
+        const Profile& profile = *find(profile_ids[p]);  // checked above, as every value
+        ValueSpans values;
+        (void)collect_values(profile, properties, whole_list, values);
         // Values that fall in one bucket would visit it twice: keep each bucket's first value.
         auto& lists = out.bucket_lists_;
         std::size_t combinations = 1;
@@ -374,10 +435,6 @@ Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> pro
                 }
             }
             combinations *= lists[i].size();
-        }
-        if (out.size() + combinations * tags.size() > search_keys_max) {
-            return fail(Errc::invalid_properties,
-                        fmt::format("search would visit more than {} buckets", search_keys_max));
         }
         const std::size_t count = profile.properties.size();
         for (const auto& tag : tags) {

@@ -118,6 +118,16 @@ public:
                                            std::string_view tag, const Properties& properties,
                                            SearchKeys& out) const;
 
+    // Checks an item's key as item_key() would make it, without making it.
+    [[nodiscard]] Result<void> check_item(std::string_view profile_id, std::string_view tag,
+                                          const Properties& properties) const;
+
+    // Checks a range search as range_search_keys() would, without making its keys, with
+    // `keys_before` keys already listed; returns how many keys it gives.
+    [[nodiscard]] Result<std::size_t> count_range_search_keys(
+        std::span<const std::string> profile_ids, std::span<const std::string> tags,
+        const RangeProperties& properties, std::size_t keys_before = 0) const;
+
     // Appends the keys of a range search: for each profile (list order), each tag (list order),
     // every combination of the range values. Values keep the caller's order; with two range
     // properties the one first in name order is the outer loop.
@@ -127,6 +137,9 @@ public:
                                                  SearchKeys& out) const;
 
 private:
+    [[nodiscard]] Result<const Profile*> item_profile(std::string_view profile_id,
+                                                      std::string_view tag) const;
+
     std::int64_t placement_group_;
     std::map<std::string, Profile, std::less<>> profiles_;
 };

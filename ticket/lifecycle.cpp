@@ -20,7 +20,7 @@ constexpr std::size_t values_kept_max = 4096;
 // Searchers read the room from its ID; the item's value is empty unless its ticket prefers the
 // oldest rooms (then it says when the room began waiting).
 std::string item_id(const TicketId& room_id, std::size_t tag_index) {
-    return fmt::format("{}#{}", room_id.str(), tag_index);
+    return numbered(room_id.str(), '#', tag_index);
 }
 
 std::string_view room_of_item(std::string_view item_id) {
@@ -407,8 +407,8 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
     if (ticket.next_candidate < ticket.candidates.size() && ticket.taken < taken_max) {
         const Candidate& candidate = ticket.candidates[ticket.next_candidate++];
         ticket.joining = std::make_unique<JoinAttempt>(
-            JoinAttempt{fmt::format("{}/{}", ticket.id.str(), next_attempt_++),
-                        TicketId(candidate.room()), NodeId(node_text_of(candidate.room()))});
+            JoinAttempt{numbered(ticket.id.str(), '/', next_attempt_++), TicketId(candidate.room()),
+                        NodeId(node_text_of(candidate.room()))});
         send_join(ticket.id);
         return;
     }

@@ -89,7 +89,7 @@ void Rooms::expire_reservations(const TicketId& room_id) {
 }
 
 std::string Rooms::next_push_id(Room& room) {
-    return fmt::format("{}:{}", room.id.str(), room.next_push++);
+    return numbered(room.id.str(), ':', room.next_push++);
 }
 
 void Rooms::push_to_member(Room& room, const Member& member, WireKind kind, std::uint8_t ver,

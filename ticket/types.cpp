@@ -1,5 +1,8 @@
 #include "ticket/types.hpp"
 
+#include <array>
+#include <charconv>
+
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <fmt/format.h>
@@ -131,13 +134,6 @@ std::span<const std::string> tags_of(const TicketParams& params) {
 
 namespace {
 
-// Validation builds a ticket's search keys only to check them: into one list, reused.
-matching::SearchKeys& scratch_keys() {
-    thread_local matching::SearchKeys keys;
-    keys.clear();
-    return keys;
-}
-
 // Each step's searches must be computable with the ticket's profiles, like its first ones.
 Result<void> validate_search_steps(const TicketParams& params,
                                    const matching::ProfileRegistry& profiles) {
@@ -155,8 +151,8 @@ Result<void> validate_search_steps(const TicketParams& params,
                 i, step.after.count(), ticket_duration_max.count()));
         }
         previous = step.after;
-        if (auto ok = profiles.range_search_keys(search_profiles(params), tags_of(params),
-                                                 step.search_properties, scratch_keys());
+        if (auto ok = profiles.count_range_search_keys(search_profiles(params), tags_of(params),
+                                                       step.search_properties);
             !ok) {
             return invalid(fmt::format("SearchSteps[{}]: {}", i, ok.error().message));
         }
@@ -216,22 +212,36 @@ Result<void> validate_params(const TicketParams& params, const ParamLimits& limi
     // Every key the ticket will add and search must be computable with these profiles.
     for (const std::string& tag : tags_of(params)) {
         for (const std::string& profile : add_profiles(params)) {
-            if (auto key = profiles.create_key(profile, tag, params.add_properties); !key) {
+            if (auto ok = profiles.check_item(profile, tag, params.add_properties); !ok) {
                 return invalid(
-                    fmt::format("AddProperties on profile '{}': {}", profile, key.error().message));
+                    fmt::format("AddProperties on profile '{}': {}", profile, ok.error().message));
             }
         }
     }
-    if (auto ok = profiles.range_search_keys(search_profiles(params), tags_of(params),
-                                             params.search_properties, scratch_keys());
+    if (auto ok = profiles.count_range_search_keys(search_profiles(params), tags_of(params),
+                                                   params.search_properties);
         !ok) {
         return invalid(fmt::format("SearchProperties: {}", ok.error().message));
     }
     return validate_search_steps(params, profiles);
 }
 
+std::string numbered(std::string_view text, char separator, std::uint64_t number) {
+    std::array<char, 21> suffix{separator};
+    const auto written = std::to_chars(suffix.data() + 1, suffix.data() + suffix.size(), number);
+    std::string out;
+    out.reserve(text.size() + static_cast<std::size_t>(written.ptr - suffix.data()));  // exact
+    out.append(text);
+    out.append(suffix.data(), written.ptr);
+    return out;
+}
+
 TicketId make_ticket_id(std::uint64_t counter, std::uint64_t incarnation, const NodeId& node) {
-    return TicketId(fmt::format("{}.{}@{}", counter, incarnation, node.str()));
+    std::string id = numbered(std::to_string(counter), '.', incarnation);  // short: kept inline
+    id.reserve(id.size() + 1 + node.str().size());
+    id.push_back('@');
+    id.append(node.str());
+    return TicketId(std::move(id));
 }
 
 std::string_view node_text_of(std::string_view ticket_or_room_id) {

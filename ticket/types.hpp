@@ -225,6 +225,10 @@ using Result = std::expected<T, TicketError>;
 // No tags is the one empty tag.
 [[nodiscard]] std::span<const std::string> tags_of(const TicketParams& params);
 
+// `text`, `separator` and `number` in decimal ("<room>:7"): the IDs made per ticket, item, push
+// and join attempt.
+[[nodiscard]] std::string numbered(std::string_view text, char separator, std::uint64_t number);
+
 // Ticket (and room) IDs: "<counter>.<incarnation>@<node ID>", unique across restarts, and naming
 // the node that holds the ticket.
 [[nodiscard]] TicketId make_ticket_id(std::uint64_t counter, std::uint64_t incarnation,

@@ -179,3 +179,74 @@ TEST_CASE("matching/profile: a key is placed by its group of neighbouring bucket
     CHECK(keys.keys()[0].place == place(0, 0));
     CHECK(keys.keys()[1].place != keys.keys()[0].place);
 }
+
+TEST_CASE("matching/profile: a search or an item is checked without making its keys") {
+    ProfileRegistry profiles;
+    REQUIRE(profiles.define("A", {{"level", 1}, {"rank", 10}}).has_value());
+    REQUIRE(profiles.define("B", {{"level", 2}, {"rank", 10}}).has_value());
+    const std::vector<std::string> both{"A", "B"};
+    const std::vector<std::string> tags{"x", "y"};
+    // Checking and counting agrees with making the keys, for searches that work and that fail.
+    auto agree = [&](std::span<const std::string> ids, std::span<const std::string> with_tags,
+                     const RangeProperties& properties) {
+        SearchKeys keys;
+        const auto made = profiles.range_search_keys(ids, with_tags, properties, keys);
+        const auto counted = profiles.count_range_search_keys(ids, with_tags, properties);
+        REQUIRE(made.has_value() == counted.has_value());
+        if (made) {
+            CHECK(*counted == keys.size());
+        } else {
+            CHECK(counted.error().code == made.error().code);
+            CHECK(counted.error().message == made.error().message);
+        }
+        return counted;
+    };
+    // Values in one bucket count once: rank 31 and 35 share bucket 3, and on B levels 2 and 3
+    // share bucket 1; A gives 2 x 2 keys a tag, B 2 x 1.
+    CHECK(agree(both, tags, {{"rank", {31, 35, 42}}, {"level", {2, 3}}}).value() == 12);
+    CHECK(agree(std::span(both).first(1), std::span(tags).first(1), {{"rank", {1}}, {"level", {1}}})
+              .value() == 1);
+    CHECK_FALSE(agree({}, tags, {{"rank", {1}}}));
+    CHECK_FALSE(agree(both, {}, {{"rank", {1}}}));
+    const std::vector<std::string> unknown{"A", "C"};
+    CHECK_FALSE(agree(unknown, tags, {{"rank", {1}}, {"level", {1}}}));
+    const std::vector<std::string> twice{"B", "B"};
+    CHECK_FALSE(agree(twice, tags, {{"rank", {1}}}));
+    CHECK_FALSE(agree(both, tags, {{"rank", {1}}}));  // A's level is missing
+    CHECK_FALSE(agree(both, tags, {{"rank", {}}, {"level", {1}}}));
+    const std::vector<std::string> tabbed{"x\ty"};
+    CHECK_FALSE(agree(both, tabbed, {{"rank", {1}}, {"level", {1}}}));
+    std::vector<std::int64_t> wide;
+    for (std::int64_t rank = 0; rank < 64; ++rank) {
+        wide.push_back(rank * 10);
+    }
+    std::vector<std::int64_t> levels;
+    for (std::int64_t level = 0; level < 64; ++level) {
+        levels.push_back(level);
+    }
+    auto too_many = agree(both, tags, {{"rank", wide}, {"level", levels}});
+    REQUIRE_FALSE(too_many);
+    // With keys already listed, the limit counts them too.
+    auto counted = profiles.count_range_search_keys(both, tags, {{"rank", {1}}, {"level", {1}}},
+                                                    search_keys_max);
+    REQUIRE_FALSE(counted);
+    CHECK(counted.error().message.find("more than") != std::string::npos);
+
+    // An item is checked as its key is made.
+    auto item_agrees = [&](std::string_view profile, std::string_view tag,
+                           const Properties& properties) {
+        SearchKey key;
+        const auto made = profiles.item_key(profile, tag, properties, key);
+        const auto checked = profiles.check_item(profile, tag, properties);
+        REQUIRE(made.has_value() == checked.has_value());
+        if (!made) {
+            CHECK(checked.error().message == made.error().message);
+        }
+        return checked.has_value();
+    };
+    CHECK(item_agrees("A", "x", {{"rank", 5}, {"level", 2}}));
+    CHECK_FALSE(item_agrees("C", "x", {{"rank", 5}}));
+    CHECK_FALSE(item_agrees("B", "x\ty", {{"rank", 5}}));
+    CHECK_FALSE(item_agrees("A", "", {{"rank", 5}}));
+    CHECK_FALSE(item_agrees("B", "", {{"rank", 5}, {"level", 2}, {"mode", 1}}));
+}
