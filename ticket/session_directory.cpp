@@ -9,6 +9,22 @@
 #include "mesh/base/assert.hpp"
 
 namespace matchmesh::ticket {
+namespace {
+
+// A member's weight for a slot: the slot's hash and the member's mixed by a 64-bit finalizer,
+// inlined, as placing a slot weighs every member.
+std::uint64_t slot_weight(std::uint64_t slot_hash, std::uint64_t member_seed) {
+    constexpr std::uint64_t multiplier = 0xd6e8feb86659fd93ULL;
+    std::uint64_t x = slot_hash ^ member_seed;
+    x ^= x >> 32;
+    x *= multiplier;
+    x ^= x >> 32;
+    x *= multiplier;
+    x ^= x >> 32;
+    return x;
+}
+
+}  // namespace
 
 DirectoryPlacement::DirectoryPlacement(std::span<const mesh::MemberInfo> live) {
     members_.reserve(live.size());
@@ -30,10 +46,11 @@ const NodeId* DirectoryPlacement::owner(const UserId& user) const {
     // Members are in ID order and only a heavier weight replaces the best so far, so equal
     // weights go to the lower ID.
     auto rank = [&] {
+        const std::uint64_t slot_hash = XXH3_64bits(&slot, sizeof(slot));
         std::size_t best = 0;
-        std::uint64_t best_weight = matching::rendezvous_weight(slot, seeds_[0]);
+        std::uint64_t best_weight = slot_weight(slot_hash, seeds_[0]);
         for (std::size_t member = 1; member < members_.size(); ++member) {
-            const std::uint64_t weight = matching::rendezvous_weight(slot, seeds_[member]);
+            const std::uint64_t weight = slot_weight(slot_hash, seeds_[member]);
             if (weight > best_weight) {
                 best = member;
                 best_weight = weight;
