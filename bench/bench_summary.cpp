@@ -1,14 +1,17 @@
 // matchmesh-bench-summary: folds the reports of one scripts/bench.sh run into the summary.
 //
-// Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh or redis,
-// with the ideal's own run on each trace in ideal-<rate>.json) and, when present, the team run
+// Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh (3 nodes),
+// single_node or redis, with the ideal's own run on each trace in ideal-<rate>.json) and, when
+// present, the team run
 // (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json, sim-memory.json,
-// sim-pool.json, sim-scale.json, entrance.json and instructions.txt; writes <dir>/summary.json, <dir>/table.md and
-// the charts' data and gnuplot scripts (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the
-// table.
+// sim-pool.json, sim-scale.json, entrance.json and instructions.txt; writes <dir>/summary.json,
+// <dir>/table.md and the charts' data and gnuplot scripts (ttm_cdf.png, ttm_vs_rate.png,
+// scale.png), and prints the table.
 //
 // A system sustains a rate when its time-to-match p99 is under --p99-limit-ms and its fill rate
-// is within --fill-gap-points of the ideal matcher's on the same arrivals.
+// is within --fill-gap-points of the ideal matcher's on the same arrivals (see sustained()).
+// With --sustains REPORT --rate RATE it only says whether that one run sustained its rate (exit
+// status 0 if so, 1 if not), for bench.sh to decide whether a ramp goes on.
 
 #include <cmath>
 #include <cstdio>
@@ -102,13 +105,24 @@ json system_summary(const fs::path& dir, const std::vector<Point>& points,
                    {"ideal_fill_rate",
                     point.report.value("ideal", json::object()).value("fill_rate", 0.0)},
                    {"ideal_ttm_ms", ideal_ttm_of(dir, point)},
-                   {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)}};
+                   {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)},
+                   {"generator_cpu_share", point.report.value("generator_cpu_share", json())}};
         if (point.report.contains("mesh_frames_per_match")) {
             entry["mesh_frames_per_match"] = point.report["mesh_frames_per_match"];
         }
         by_rate.push_back(std::move(entry));
     }
     summary["max_rate"] = max_rate;
+    // The first rate above the ceiling that failed, and how busy the load generator was there:
+    // a generator near all of its CPU means the ceiling found may be the generator's.
+    for (const Point& point : points) {
+        if (point.rate > max_rate && !sustained(point, criteria)) {
+            summary["failed_at_rate"] = point.rate;
+            summary["generator_cpu_share_there"] =
+                point.report.value("generator_cpu_share", json());
+            break;
+        }
+    }
     summary["by_rate"] = by_rate;
     if (at != nullptr) {
         const json& report = at->report;
@@ -308,13 +322,16 @@ std::string markdown(const json& summary) {
         "| system | max sustained 1v1 rate (/s) | ttm p50 / p99 at it (ms) | ideal p50 / p99 (ms) "
         "| fill (ideal) | CPU s per "
         "1k matches | peak RSS (MiB) |\n|---|---:|---:|---:|---:|---:|---:|\n";
-    for (const std::string name : {"matchmesh", "redis"}) {
+    for (const std::string name : {"matchmesh", "single_node", "redis"}) {
         if (!summary.contains(name) || !summary[name].contains("ttm_ms")) {
             continue;
         }
         const json& s = summary[name];
+        const std::string shown = name == "matchmesh"     ? "matchmesh, 3 nodes"
+                                  : name == "single_node" ? "matchmesh, 1 node"
+                                                          : "Redis baseline";
         table +=
-            fmt::format("| {} | {} | {} / {} | {} / {} | {:.1f}% ({:.1f}%) | {} | {} |\n", name,
+            fmt::format("| {} | {} | {} / {} | {} / {} | {:.1f}% ({:.1f}%) | {} | {} |\n", shown,
                         s["max_rate"].get<double>(), s["ttm_ms"]["p50"].get<double>(),
                         s["ttm_ms"]["p99"].get<double>(), s["ideal_ttm_ms"]["p50"].get<double>(),
                         s["ideal_ttm_ms"]["p99"].get<double>(), 100 * s["fill_rate"].get<double>(),
@@ -337,8 +354,9 @@ std::string markdown(const json& summary) {
             number(t["ideal_ttm_p50_ms"]), number(t["ideal_side_difference_p50"]),
             number(t["ideal_side_difference_p99"]), t["ideal_violations"].dump());
     }
-    table += fmt::format("\nrate ratio (matchmesh / redis): {}\n",
-                         summary.value("rate_ratio", json()).dump());
+    table += fmt::format("\nrate ratio (matchmesh / redis): {}, 1 node: {}\n",
+                         summary.value("rate_ratio", json()).dump(),
+                         summary.value("single_node_rate_ratio", json()).dump());
     for (const std::string key :
          {"instructions_per_match", "allocations_per_match", "bytes_per_waiting_ticket",
           "pool_growth_exponent"}) {
@@ -384,8 +402,8 @@ std::map<std::string, std::vector<Point>> read_runs(const fs::path& dir) {
         }
         const std::string system = stem.substr(0, dash);
         const std::string rate = stem.substr(dash + 1);
-        if ((system != "matchmesh" && system != "redis") || rate.empty() ||
-            rate.find_first_not_of("0123456789") != std::string::npos) {
+        if ((system != "matchmesh" && system != "single_node" && system != "redis") ||
+            rate.empty() || rate.find_first_not_of("0123456789") != std::string::npos) {
             continue;
         }
         json report = read_json(entry.path());
@@ -464,7 +482,7 @@ int main(int argc, char** argv) {
     Criteria criteria;
     double cdf_rate = 1000;
     std::string placement;
-    app.add_option("dir", dir_text, "the run's folder")->required();
+    app.add_option("dir", dir_text, "the run's folder (not with --sustains)");
     app.add_option("--p99-limit-ms", criteria.p99_limit_ms,
                    "time-to-match p99 a sustained rate stays under");
     app.add_option("--fill-gap-points", criteria.fill_gap_points,
@@ -476,7 +494,29 @@ int main(int argc, char** argv) {
                    "sustained rate keeps up with");
     app.add_option("--cdf-rate", cdf_rate, "the rate whose time-to-match distribution is charted");
     app.add_option("--placement", placement, "where the processes ran (CPUs), for the record");
+    std::string sustains;
+    double sustains_rate = 0;
+    app.add_option("--sustains", sustains,
+                   "only say whether this run's report sustained --rate (exit status 0 if so)");
+    app.add_option("--rate", sustains_rate, "the rate the --sustains run was offered");
     CLI11_PARSE(app, argc, argv);
+    if (!sustains.empty()) {
+        json report = read_json(sustains);
+        if (!report.is_object() || !report.contains("ttm_ms") || sustains_rate <= 0) {
+            std::fprintf(stderr,
+                         "matchmesh-bench-summary: %s is not a run's report (or --rate "
+                         "is missing)\n",
+                         sustains.c_str());
+            return 2;
+        }
+        const bool ok = sustained(Point{sustains_rate, std::move(report)}, criteria);
+        std::printf("%s\n", ok ? "sustained" : "not sustained");
+        return ok ? 0 : 1;
+    }
+    if (dir_text.empty()) {
+        std::fprintf(stderr, "matchmesh-bench-summary: the run's folder is required\n");
+        return 2;
+    }
     const fs::path dir(dir_text);
 
     const std::map<std::string, std::vector<Point>> systems = read_runs(dir);
@@ -489,6 +529,13 @@ int main(int argc, char** argv) {
         summary["rate_ratio"] = round_to(summary["matchmesh"]["max_rate"].get<double>() /
                                              summary["redis"]["max_rate"].get<double>(),
                                          2);
+    }
+    if (summary.contains("single_node") && summary.contains("redis") &&
+        summary["redis"]["max_rate"].get<double>() > 0) {
+        summary["single_node_rate_ratio"] =
+            round_to(summary["single_node"]["max_rate"].get<double>() /
+                         summary["redis"]["max_rate"].get<double>(),
+                     2);
     }
     add_simulation(dir, summary);
     add_overload_phases(dir, summary);

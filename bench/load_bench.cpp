@@ -446,6 +446,24 @@ double generator_cpu_seconds() {
     return total;
 }
 
+// The players' own CPU (this process and its player processes) over a run, and its share of the
+// run's wall time: a figure taken while the generator used all of its CPU measures the
+// generator, not the system under test.
+class GeneratorClock {
+public:
+    void report(nlohmann::json& extra) const {
+        const double cpu = generator_cpu_seconds() - cpu_before_;
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
+        extra["generator_cpu_s"] = std::round(cpu * 100) / 100;
+        extra["generator_cpu_share"] = wall > 0 ? std::round(cpu / wall * 1000) / 1000 : 0.0;
+    }
+
+private:
+    double cpu_before_ = generator_cpu_seconds();
+    std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();
+};
+
 // Players against the cluster; the nodes' CPU time, frames and peak memory go into `extra`.
 std::vector<TicketRecord> drive_cluster(const Options& options,
                                         const std::vector<Arrival>& arrivals,
@@ -481,16 +499,9 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
         cpu_before[admin] = cpu_of(admin);
         frames_before[admin] = frames_of(admin);
     }
-    const double generator_before = generator_cpu_seconds();
-    const auto began = std::chrono::steady_clock::now();
+    GeneratorClock generator;
     ClusterRun run = drive_cluster_in_processes(arrivals, driver, options.processes);
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-    // The players' own CPU (this process and its player processes): a figure taken while the
-    // generator used all of its CPU measures the generator, not the cluster.
-    const double generator = generator_cpu_seconds() - generator_before;
-    extra["generator_cpu_s"] = std::round(generator * 100) / 100;
-    extra["generator_cpu_share"] = wall > 0 ? std::round(generator / wall * 1000) / 1000 : 0.0;
+    generator.report(extra);
     extra["party_member_pushes"] = run.party_member_pushes;
     // How late the player processes ran their timers: a time to match measured while they ran
     // late holds their delay too.
@@ -629,7 +640,9 @@ int main(int argc, char** argv) {
         records = drive_cluster(options, *arrivals, ticket_types, extra);
     } else if (options.backend == "redis") {
         RedisBaselineOptions redis{options.redis, options.redis_workers, options.grace};
+        GeneratorClock generator;
         auto run = run_redis_baseline(*arrivals, ticket_types, redis);
+        generator.report(extra);
         if (!run) {
             std::fprintf(stderr, "matchmesh-bench: %s\n", run.error().c_str());
             return 3;

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The comparison in one run, on this machine: matchmesh (3 nodes on loopback) and the Redis
-# baseline replay the same 1v1 arrival traces at rising rates; the ideal matcher scores each
-# trace; a 3v3 run of mixed parties meets matchmesh and the ideal; the simulated cluster gives
+# The comparison in one run, on this machine: matchmesh (3 nodes on loopback, then 1 node) and
+# the Redis baseline replay the same 1v1 arrival traces at rising rates; the ideal matcher scores
+# each trace; a 3v3 run of mixed parties meets matchmesh and the ideal; the simulated cluster gives
 # the costs noise cannot move (bytes per waiting ticket, cost against pool size, cost per match
 # against cluster size, and with --instructions instructions per match under callgrind).
 #
-#   scripts/bench.sh                  the full ramp, 250 to 14,000 arrivals/s, then past the
-#                                     ceiling: a burst and twice the highest sustained rate
-#                                     (about 15 minutes)
+#   scripts/bench.sh                  the full ramp, 250 to 14,000 arrivals/s and on to
+#                                     40,000/s for a system that still keeps up, then past the
+#                                     ceiling: a burst and twice the highest sustained rate; then
+#                                     one node alone, ramped until it fails (about 25 minutes)
 #   scripts/bench.sh --quick          three rates, short runs
 #   scripts/bench.sh --instructions   also count instructions per match (valgrind, slow)
 # Then the WebSocket entrance (matchmesh-gateway) against the client port: round trips and CPU
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; shift ;;
         --instructions) instructions=1; shift ;;
         --out) out_dir=$2; shift 2 ;;
-        *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+        *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
 
@@ -110,19 +111,55 @@ else
     rates=(250 500 1000 2000 3000 4000 5000 6000 7000 8500 10500 14000) duration=8
 fi
 common=(--quiet --config "$config" --type 1 --rating-mean 1500 --rating-sd 300 --grace 15)
+# A step's arrivals, made once per rate and replayed by every system, with the ideal's run on it.
+make_trace() {
+    local trace="$out_dir/traces/1v1-$1.jsonl"
+    [ -f "$trace" ] && return 0
+    "$bin/matchmesh-bench" "${common[@]}" --backend ideal --rate "$1" --duration "$duration" \
+        --seed "$1" --trace-out "$trace" --samples "$out_dir/runs/ideal-$1.samples" \
+        --json "$out_dir/runs/ideal-$1.json" >/dev/null
+}
+# matchmesh (runs/SYSTEM-RATE.json) at a rate, through the given client and admin addresses.
+# Above 10,000 players a second they are split over processes (one may hold ~20,000 connections).
+run_matchmesh() {
+    echo "bench: $2 arrivals/s: $1"
+    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$out_dir/traces/1v1-$2.jsonl" \
+        --nodes "$3" --admin "$4" --processes $((($2 + 9999) / 10000)) \
+        --samples "$out_dir/runs/$1-$2.samples" --json "$out_dir/runs/$1-$2.json" |
+        grep -E "^all|server CPU|frames between nodes|load generator CPU" || true
+}
+run_redis() {
+    echo "bench: $1 arrivals/s: Redis baseline"
+    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$out_dir/traces/1v1-$1.jsonl" \
+        --backend redis --redis "127.0.0.1:$redis_port" \
+        --samples "$out_dir/runs/redis-$1.samples" --json "$out_dir/runs/redis-$1.json" |
+        grep -E "^all|server CPU|load generator CPU" || true
+}
+# Whether a run (its report) sustained its rate, by the summary's criteria.
+sustains() { "$bin/matchmesh-bench-summary" --sustains "$out_dir/runs/$1-$2.json" --rate "$2" >/dev/null 2>&1; }
+
 for rate in "${rates[@]}"; do
-    trace="$out_dir/traces/1v1-$rate.jsonl"
-    "$bin/matchmesh-bench" "${common[@]}" --backend ideal --rate "$rate" --duration "$duration" \
-        --seed "$rate" --trace-out "$trace" --samples "$out_dir/runs/ideal-$rate.samples" \
-        --json "$out_dir/runs/ideal-$rate.json" >/dev/null
-    echo "bench: $rate arrivals/s: matchmesh"
-    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --nodes "$nodes" --admin "$admins" \
-        --samples "$out_dir/runs/matchmesh-$rate.samples" --json "$out_dir/runs/matchmesh-$rate.json" |
-        grep -E "^all|server CPU|frames between nodes" || true
-    echo "bench: $rate arrivals/s: Redis baseline"
-    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" --backend redis --redis "127.0.0.1:$redis_port" \
-        --samples "$out_dir/runs/redis-$rate.samples" --json "$out_dir/runs/redis-$rate.json" |
-        grep -E "^all|server CPU" || true
+    make_trace "$rate"
+    run_matchmesh matchmesh "$rate" "$nodes" "$admins"
+    run_redis "$rate"
+done
+# Past the listed rates, a system that sustained the last one goes on rising until it fails or
+# reaches 40,000 arrivals a second, so that its ceiling is found rather than the ramp's top.
+if [ $quick -eq 1 ]; then more_rates=(); else more_rates=(20000 28000 40000); fi
+last=${rates[${#rates[@]} - 1]}
+rising=()
+for system in matchmesh redis; do
+    if sustains "$system" "$last"; then rising+=("$system"); fi
+done
+for rate in "${more_rates[@]}"; do
+    [ ${#rising[@]} -gt 0 ] || break
+    make_trace "$rate"
+    still=()
+    for system in "${rising[@]}"; do
+        if [ "$system" = redis ]; then run_redis "$rate"; else run_matchmesh matchmesh "$rate" "$nodes" "$admins"; fi
+        if sustains "$system" "$rate"; then still+=("$system"); fi
+    done
+    rising=("${still[@]}")
 done
 
 # Team matches against the same cluster: 3v3 (type 3) of solos (70%), pairs (20%) and trios (10%),
@@ -184,6 +221,18 @@ PY
         --json "$out_dir/runs/overload_2x.json" |
         grep -E "^all|lost|tried again|goodput|accepted arrivals" || true
 fi
+"$root/scripts/cluster.sh" stop >/dev/null
+
+# One node alone, on the same CPUs and traces: its ramp rises until a rate fails (or 40,000/s).
+if [ $quick -eq 1 ]; then single_rates=(500 1000); else single_rates=(2000 4000 7000 10500 14000 20000 28000 40000); fi
+"$root/scripts/cluster.sh" start 1 --base-port 0 --config "$config" | grep "ready:"
+pin_servers $(cat "$MATCHMESH_RUN_DIR"/node-*.pid)
+sleep 1
+for rate in "${single_rates[@]}"; do
+    make_trace "$rate"
+    run_matchmesh single_node "$rate" "$(address_of client 1)" "$(address_of admin 1)"
+    sustains single_node "$rate" || break
+done
 "$root/scripts/cluster.sh" stop >/dev/null
 
 echo "bench: simulated cluster: memory per waiting ticket, cost against pool size"

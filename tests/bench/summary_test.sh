@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# matchmesh-bench-summary: whether one run sustained its rate (the ramp's stop rule in bench.sh),
+# and the single node's ceiling and first failed rate in the summary of a run's folder.
+set -euo pipefail
+summary=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/runs"
+# A step's report: rate, p99, arrivals per second, goodput against the ideal's, generator share.
+report() {
+    cat >"$dir/runs/$1.json" <<JSON
+{"unfinished": 0, "ttm_ms": {"p50": 2, "p99": $2}, "fill_rate": 1.0, "arrivals_per_s": $3,
+ "goodput_per_s": $4, "cpu_s_per_1k_matches": 0.2, "generator_cpu_share": $5,
+ "ideal": {"fill_rate": 1.0, "goodput_per_s": 1000, "ttm_ms": {"p50": 0, "p99": 4}}}
+JSON
+}
+report single_node-2000 40 2000 1000 0.4
+report single_node-4000 90 3990 990 0.7
+report single_node-7000 30 5600 700 1.0   # the players arrived at 80% of the rate
+report redis-7000 3 7000 1000 0.2
+
+"$summary" --sustains "$dir/runs/single_node-4000.json" --rate 4000 | grep -qx "sustained"
+if "$summary" --sustains "$dir/runs/single_node-7000.json" --rate 7000; then
+    echo "a step whose players arrived at 80% of its rate counted as sustained" >&2
+    exit 1
+fi
+if "$summary" --sustains "$dir/runs/missing.json" --rate 7000 2>/dev/null; then
+    echo "a missing report counted as sustained" >&2
+    exit 1
+fi
+"$summary" "$dir" >/dev/null
+python3 - "$dir/summary.json" <<'PY'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+single = summary["single_node"]
+assert single["max_rate"] == 4000, single
+assert single["failed_at_rate"] == 7000, single
+assert single["generator_cpu_share_there"] == 1.0, single
+assert summary["single_node_rate_ratio"] == round(4000 / 7000, 2), summary
+PY
+echo "summary: ok"
