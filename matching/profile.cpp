@@ -189,19 +189,6 @@ std::span<const std::int64_t> whole_list(const std::vector<std::int64_t>& list) 
     return list;
 }
 
-// How many buckets of `width` the values fall in (a range has a few values: no list is kept).
-std::size_t distinct_buckets(std::span<const std::int64_t> values, std::int64_t width) {
-    std::size_t distinct = 0;
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        const std::int64_t bucket = bucket_of(values[i], width);
-        const bool seen =
-            std::any_of(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i),
-                        [&](std::int64_t earlier) { return bucket_of(earlier, width) == bucket; });
-        distinct += seen ? 0 : 1;
-    }
-    return distinct;
-}
-
 }  // namespace
 
 std::int64_t bucket_of(std::int64_t value, std::int64_t width) {
@@ -370,9 +357,12 @@ Result<void> ProfileRegistry::search_keys(std::span<const std::string> profile_i
     return {};
 }
 
-Result<std::size_t> ProfileRegistry::count_range_search_keys(
-    std::span<const std::string> profile_ids, std::span<const std::string> tags,
-    const RangeProperties& properties, std::size_t keys_before) const {
+template <typename Each>
+Result<std::size_t> ProfileRegistry::plan_range_search(std::span<const std::string> profile_ids,
+                                                       std::span<const std::string> tags,
+                                                       const RangeProperties& properties,
+                                                       std::size_t keys_before, BucketLists& lists,
+                                                       Each each) const {
     if (profile_ids.empty()) {
         return fail(Errc::unknown_profile, "no profile IDs given");
     }
@@ -398,33 +388,7 @@ Result<std::size_t> ProfileRegistry::count_range_search_keys(
         if (auto ok = collect_values(profile, properties, whole_list, values); !ok) {
             return std::unexpected(ok.error());
         }
-        std::size_t combinations = 1;
-        for (std::size_t i = 0; i < profile.properties.size(); ++i) {
-            combinations *= distinct_buckets(values[i], profile.properties[i].width);
-        }
-        keys += combinations * tags.size();
-        if (keys_before + keys > search_keys_max) {
-            return fail(Errc::invalid_properties,
-                        fmt::format("search would visit more than {} buckets", search_keys_max));
-        }
-    }
-    return keys;
-}
-
-Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> profile_ids,
-                                                std::span<const std::string> tags,
-                                                const RangeProperties& properties,
-                                                SearchKeys& out) const {
-    if (auto counted = count_range_search_keys(profile_ids, tags, properties, out.size());
-        !counted) {
-        return std::unexpected(counted.error());
-    }
-    for (std::size_t p = 0; p < profile_ids.size(); ++p) {
-        const Profile& profile = *find(profile_ids[p]);  // checked above, as every value
-        ValueSpans values;
-        (void)collect_values(profile, properties, whole_list, values);
         // Values that fall in one bucket would visit it twice: keep each bucket's first value.
-        auto& lists = out.bucket_lists_;
         std::size_t combinations = 1;
         for (std::size_t i = 0; i < profile.properties.size(); ++i) {
             lists[i].clear();
@@ -436,6 +400,32 @@ Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> pro
             }
             combinations *= lists[i].size();
         }
+        keys += combinations * tags.size();
+        if (keys_before + keys > search_keys_max) {
+            return fail(Errc::invalid_properties,
+                        fmt::format("search would visit more than {} buckets", search_keys_max));
+        }
+        each(p, profile, combinations);
+    }
+    return keys;
+}
+
+Result<std::size_t> ProfileRegistry::count_range_search_keys(
+    std::span<const std::string> profile_ids, std::span<const std::string> tags,
+    const RangeProperties& properties, std::size_t keys_before) const {
+    thread_local BucketLists lists;  // kept for their capacity
+    return plan_range_search(profile_ids, tags, properties, keys_before, lists,
+                             [](std::size_t, const Profile&, std::size_t) {});
+}
+
+Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> profile_ids,
+                                                std::span<const std::string> tags,
+                                                const RangeProperties& properties,
+                                                SearchKeys& out) const {
+    // Each profile's keys are written once it is checked (a refused search leaves those of the
+    // profiles before it).
+    const BucketLists& lists = out.bucket_lists_;
+    auto write = [&](std::size_t p, const Profile& profile, std::size_t combinations) {
         const std::size_t count = profile.properties.size();
         for (const auto& tag : tags) {
             // An odometer over the bucket lists; the last property turns fastest.
@@ -459,6 +449,11 @@ Result<void> ProfileRegistry::range_search_keys(std::span<const std::string> pro
                 }
             }
         }
+    };
+    auto planned =
+        plan_range_search(profile_ids, tags, properties, out.size(), out.bucket_lists_, write);
+    if (!planned) {
+        return std::unexpected(planned.error());
     }
     return {};
 }

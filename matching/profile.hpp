@@ -66,6 +66,9 @@ struct SearchKey {
     std::size_t profile_index = 0;  // position in the searched profile list
 };
 
+// A range search's distinct buckets per property of one profile.
+using BucketLists = std::array<std::vector<std::int64_t>, profile_properties_max>;
+
 // Keys of one search, in search order. Reuses its strings between searches to avoid allocating.
 class SearchKeys {
 public:
@@ -80,7 +83,7 @@ private:
     std::vector<SearchKey> keys_;
     std::size_t size_ = 0;
     // A range search's buckets per property: scratch, kept for its capacity.
-    std::array<std::vector<std::int64_t>, profile_properties_max> bucket_lists_;
+    BucketLists bucket_lists_;
 };
 
 // The defined profiles. Owned by a store; single-threaded like everything in a node's loop.
@@ -139,6 +142,14 @@ public:
 private:
     [[nodiscard]] Result<const Profile*> item_profile(std::string_view profile_id,
                                                       std::string_view tag) const;
+    // Checks a range search and hands each profile's bucket lists to `each`, once all of them
+    // are known to fit the limit on keys; returns how many keys the search gives.
+    template <typename Each>
+    [[nodiscard]] Result<std::size_t> plan_range_search(std::span<const std::string> profile_ids,
+                                                        std::span<const std::string> tags,
+                                                        const RangeProperties& properties,
+                                                        std::size_t keys_before, BucketLists& lists,
+                                                        Each each) const;
 
     std::int64_t placement_group_;
     std::map<std::string, Profile, std::less<>> profiles_;
