@@ -143,11 +143,18 @@ Result<const Profile*> resolve_profile(const ProfileRegistry& registry,
     return profile;
 }
 
+// How collect_values() sees an item's one value and a range's list of values.
+std::span<const std::int64_t> single_value(const std::int64_t& value) {
+    return {&value, 1};
+}
+std::span<const std::int64_t> whole_list(const std::vector<std::int64_t>& list) {
+    return list;
+}
+
 Result<void> write_exact_key(const Profile& profile, std::string_view tag,
                              const Properties& properties, std::int64_t group, SearchKey& out) {
     ValueSpans values;
-    auto single = [](const std::int64_t& value) { return std::span(&value, 1); };
-    if (auto ok = collect_values(profile, properties, single, values); !ok) {
+    if (auto ok = collect_values(profile, properties, single_value, values); !ok) {
         return ok;
     }
     std::array<std::int64_t, profile_properties_max> buckets{};
@@ -183,10 +190,6 @@ Result<void> validate_ranges(const RangeProperties& properties) {
                                 range_properties_max));
     }
     return {};
-}
-
-std::span<const std::int64_t> whole_list(const std::vector<std::int64_t>& list) {
-    return list;
 }
 
 }  // namespace
@@ -330,8 +333,7 @@ Result<void> ProfileRegistry::check_item(std::string_view profile_id, std::strin
         return std::unexpected(profile.error());
     }
     ValueSpans values;
-    auto single = [](const std::int64_t& value) { return std::span(&value, 1); };
-    return collect_values(**profile, properties, single, values);
+    return collect_values(**profile, properties, single_value, values);
 }
 
 Result<void> ProfileRegistry::search_keys(std::span<const std::string> profile_ids,

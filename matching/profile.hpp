@@ -142,8 +142,9 @@ public:
 private:
     [[nodiscard]] Result<const Profile*> item_profile(std::string_view profile_id,
                                                       std::string_view tag) const;
-    // Checks a range search and hands each profile's bucket lists to `each`, once all of them
-    // are known to fit the limit on keys; returns how many keys the search gives.
+    // Checks a range search profile by profile, and hands each profile to `each` (its bucket
+    // lists in `lists`) once it is checked and the keys so far fit the limit; returns how many
+    // keys the search gives.
     template <typename Each>
     [[nodiscard]] Result<std::size_t> plan_range_search(std::span<const std::string> profile_ids,
                                                         std::span<const std::string> tags,
