@@ -236,8 +236,10 @@ void ClientServer::accept(asio::ip::tcp::socket socket, const asio::ip::tcp::end
     // Clients send small frames at a modest rate: a small read buffer keeps idle sessions cheap.
     auto stream = std::make_shared<mesh::FramedStream>(context_, client_read_buffer_bytes);
     stream->socket = std::move(socket);
+#ifndef __linux__  // on Linux it comes from the listener (open_listener)
     std::error_code ignored;
     stream->socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+#endif
     auto session = std::make_shared<Session>();
     session->id = next_session_++;
     session->remote = mesh::to_string(peer);

@@ -19,7 +19,8 @@ namespace matchmesh::mesh {
 // element of a tuple, never as an exception.
 inline constexpr auto use_nothrow = asio::experimental::as_tuple(asio::use_awaitable);
 
-// Opens, binds and listens; returns the bound endpoint (port 0 picks a free one).
+// Opens, binds and listens, with TCP_NODELAY set on the listener (on Linux the sockets it accepts
+// have it too); returns the bound endpoint (port 0 picks a free one).
 [[nodiscard]] std::expected<asio::ip::tcp::endpoint, std::string> open_listener(
     asio::ip::tcp::acceptor& acceptor, const std::string& address);
 
