@@ -60,6 +60,7 @@ private:
         std::vector<StreamPtr> streams;
         int connect_failures = 0;  // in a row
         std::chrono::milliseconds retry_after{0};  // a node's hint with its last refusal
+        bool start_sent = false;                   // with the hello, its reply not read yet
     };
     enum class Start { accepted, refused, reconnect };
 
@@ -68,6 +69,7 @@ private:
     asio::awaitable<void> take_connect_turn(TicketRecord& record);
     void end_connect_turn();
     asio::awaitable<Start> start_ticket(Party& party);
+    StartTicketCommand start_command(const Party& party) const;
     asio::awaitable<void> await_end(Party& party);
     void check_team_match(const Party& party, const ticket::PushMessage& push);
     asio::awaitable<bool> wait_to_retry(Party& party, std::chrono::milliseconds pause);
@@ -80,8 +82,10 @@ private:
                                          const asio::ip::tcp::endpoint& endpoint,
                                          const std::string& address, std::string& error);
     asio::awaitable<bool> say_hello(const StreamPtr& stream, const std::string& user,
-                                    std::string& error, std::chrono::milliseconds& retry_after);
+                                    std::string& error, std::chrono::milliseconds& retry_after,
+                                    mesh::Frame then);
     asio::awaitable<std::expected<ServerMessage, std::string>> receive(const StreamPtr& stream);
+    asio::awaitable<std::expected<ClientReply, std::string>> next_reply(const StreamPtr& stream);
     asio::awaitable<std::expected<ClientReply, std::string>> call(const StreamPtr& stream,
                                                                   ClientRequest request);
     asio::awaitable<void> drain_member(StreamPtr stream, int type);
@@ -130,8 +134,16 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, Party& party,
         ready = co_await connect_within(stream, endpoint, address, error);
     }
     end_connect_turn();
+    // A player alone sends its startTicket with its hello, as a client may: one round trip
+    // less before its ticket starts. A party's owner waits until its members have said hello.
+    mesh::Frame start;
+    if (ready && party.arrival.users.size() == 1) {
+        start = encode_request(ClientRequest{2, start_command(party)});
+        party.sent = Clock::now();
+    }
     if (ready) {
-        ready = co_await say_hello(stream, user, error, party.retry_after);
+        ready = co_await say_hello(stream, user, error, party.retry_after, start);
+        party.start_sent = ready && !start.empty();
     }
     if (!ready) {
         close(stream);
@@ -191,9 +203,11 @@ asio::awaitable<bool> Driver::connect_within(const StreamPtr& stream,
     co_return true;
 }
 
+// Says hello and reads its reply; `then`, if not empty, is written in the same write, so that the
+// node reads both at once.
 asio::awaitable<bool> Driver::say_hello(const StreamPtr& stream, const std::string& user,
-                                        std::string& error,
-                                        std::chrono::milliseconds& retry_after) {
+                                        std::string& error, std::chrono::milliseconds& retry_after,
+                                        mesh::Frame then) {
     HelloCommand hello{UserId(user), "", {}};
     if (!options_.token_secret.empty()) {
         const auto now = std::chrono::duration_cast<std::chrono::seconds>(
@@ -201,9 +215,13 @@ asio::awaitable<bool> Driver::say_hello(const StreamPtr& stream, const std::stri
         hello.token =
             make_token(options_.token_secret, user, static_cast<std::uint64_t>(now.count()) + 3600);
     }
-    // Named: GCC 12 may destroy a temporary argument of a co_await twice.
-    ClientRequest request{1, std::move(hello)};
-    auto reply = co_await call(stream, std::move(request));
+    mesh::Frame frames = encode_request(ClientRequest{1, std::move(hello)});
+    frames.insert(frames.end(), then.begin(), then.end());
+    if (!co_await stream->write_now(std::move(frames))) {
+        error = "connection lost";
+        co_return false;
+    }
+    auto reply = co_await next_reply(stream);
     if (!reply) {
         error = reply.error();
         co_return false;
@@ -234,6 +252,12 @@ asio::awaitable<std::expected<ClientReply, std::string>> Driver::call(const Stre
     if (!co_await stream->write_now(std::move(frame))) {
         co_return std::unexpected("connection lost");
     }
+    co_return co_await next_reply(stream);
+}
+
+// The next reply on the connection; pushes before it are skipped.
+asio::awaitable<std::expected<ClientReply, std::string>> Driver::next_reply(
+    const StreamPtr& stream) {
     while (true) {
         auto message = co_await receive(stream);
         if (!message) {
@@ -412,15 +436,16 @@ asio::awaitable<std::string> Driver::connect_party(Party& party) {
 asio::awaitable<Driver::Start> Driver::start_ticket(Party& party) {
     TicketRecord& record = party.record;
     while (true) {
-        StartTicketCommand start;
-        start.ticket_type = static_cast<ticket::TicketType>(party.arrival.type);
-        start.values[options_.value_name] = party.arrival.rating;
-        for (std::size_t member = 1; member < party.arrival.users.size(); ++member) {
-            start.party.emplace_back(party.arrival.users[member]);
+        std::expected<ClientReply, std::string> reply;
+        if (party.start_sent) {  // with the hello
+            party.start_sent = false;
+            reply = co_await next_reply(party.streams.front());
+        } else {
+            party.sent = Clock::now();
+            // Named: GCC 12 may destroy a temporary argument of a co_await twice.
+            ClientRequest request{2, start_command(party)};
+            reply = co_await call(party.streams.front(), std::move(request));
         }
-        party.sent = Clock::now();
-        ClientRequest request{2, std::move(start)};
-        auto reply = co_await call(party.streams.front(), std::move(request));
         const auto* refused = reply ? std::get_if<ReplyError>(&reply->body) : nullptr;
         if (refused != nullptr && refused->category == wire_name(ClientErrc::overloaded)) {
             // The node's hint, doubled for each refusal in a row: the players a node turned
@@ -450,6 +475,16 @@ asio::awaitable<Driver::Start> Driver::start_ticket(Party& party) {
         record.accepted_s = std::chrono::duration<double>(party.sent - began_).count();
         co_return Start::accepted;
     }
+}
+
+StartTicketCommand Driver::start_command(const Party& party) const {
+    StartTicketCommand start;
+    start.ticket_type = static_cast<ticket::TicketType>(party.arrival.type);
+    start.values[options_.value_name] = party.arrival.rating;
+    for (std::size_t member = 1; member < party.arrival.users.size(); ++member) {
+        start.party.emplace_back(party.arrival.users[member]);
+    }
+    return start;
 }
 
 // The owner reads pushes until its ticket's terminal one, which decides the record's outcome.

@@ -24,7 +24,9 @@ struct Request {
     dump @6 :Void;              # this node's items, tickets, rooms and members, as JSON text
 
     # A session: who this connection speaks for. Ticket commands need one. With a token secret
-    # configured, every command but hello needs one.
+    # configured, every command but hello needs one. A client need not wait for hello's reply:
+    # a connection's requests are read in order, so a startTicket written right behind its hello
+    # runs in the session the hello opened (and is refused as unauthenticated if the hello was).
     hello @7 :Hello;
     startTicket @8 :StartTicket;
     cancelTicket @9 :TicketRef;

@@ -170,6 +170,40 @@ TEST_CASE_FIXTURE(ThreeNodes,
     check_no_errors_logged(cluster, 3);
 }
 
+// A client need not wait for hello's reply: the node reads a connection's requests in order.
+TEST_CASE_FIXTURE(ThreeNodes,
+                  "integration/client-tickets: a startTicket sent with its hello, in one write, "
+                  "starts in that session; behind a refused hello it is refused") {
+    auto hello_then_start = [](BlockingClient& client, const std::string& user) {
+        mesh::Frame bytes = encode_request(ClientRequest{1, HelloCommand{UserId(user), "", {}}});
+        const mesh::Frame start =
+            encode_request(ClientRequest{2, StartTicketCommand{duel, {{"rating", 1200}}, {}, {}}});
+        bytes.insert(bytes.end(), start.begin(), start.end());
+        REQUIRE(client.send_bytes(bytes.data(), bytes.size()).has_value());
+        auto hello = client.read_reply(push_wait);
+        auto started = client.read_reply(push_wait);
+        REQUIRE(hello.has_value());
+        REQUIRE(started.has_value());
+        CHECK(hello->id == 1);
+        CHECK(started->id == 2);
+        return std::pair{describe(hello), describe(started)};
+    };
+    auto carol = connect_to(a);
+    CHECK(hello_then_start(carol, "carol") == std::pair{std::string("ok"), std::string("ok")});
+    wait_for_rooms(b, "duel", 1200);
+    auto dave = connect_to(b);
+    CHECK(hello_then_start(dave, "dave") == std::pair{std::string("ok"), std::string("ok")});
+    const auto to_carol = expect_push(carol, PushKind::success, push_wait);
+    const auto to_dave = expect_push(dave, PushKind::success, push_wait);
+    CHECK(to_carol.room_id == to_dave.room_id);
+
+    auto nobody = connect_to(c);
+    const auto [hello, started] = hello_then_start(nobody, "");
+    CHECK(hello.starts_with("error invalid_argument: hello: the user ID is empty"));
+    CHECK(started.starts_with("error unauthenticated: "));
+    check_no_errors_logged(cluster, 3);
+}
+
 TEST_CASE_FIXTURE(ThreeNodes,
                   "integration/client-tickets: each node's metrics count its tickets and the "
                   "frames it exchanged with the other nodes") {
