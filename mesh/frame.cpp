@@ -82,6 +82,36 @@ std::string_view label_of(FrameErrc code) {
     return "other";
 }
 
+namespace detail {
+
+namespace {
+struct Scratch {
+    std::vector<std::uint64_t> words = std::vector<std::uint64_t>(scratch_segment_words);
+    bool lent = false;
+};
+thread_local Scratch scratch;
+}  // namespace
+
+SegmentLease::SegmentLease() {
+    if (!scratch.lent) {
+        scratch.lent = true;
+        segment_ = kj::arrayPtr(reinterpret_cast<capnp::word*>(scratch.words.data()),
+                                scratch.words.size());
+    } else {
+        own_ = kj::heapArray<capnp::word>(own_segment_words);
+        std::memset(own_.begin(), 0, own_.size() * sizeof(capnp::word));
+        segment_ = own_;
+    }
+}
+
+SegmentLease::~SegmentLease() {
+    if (own_ == nullptr) {
+        scratch.lent = false;
+    }
+}
+
+}  // namespace detail
+
 Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> payload) {
     // The envelope is built in a reused, zeroed first segment (the payload is copied into it),
     // so a frame costs one allocation: its own. A large one gets a segment of its own.

@@ -94,23 +94,35 @@ struct FrameFields {
 [[nodiscard]] std::expected<Envelope, FrameError> decode_frame(const Frame& frame,
                                                                const FrameLimits& limits);
 
-// Words in a builder's first segment: enough for most messages (a larger one grows a second
-// segment on the heap).
-inline constexpr unsigned first_segment_words = 64;
+// Words in the first segment a builder borrows from its thread: a message up to this size is one
+// segment, which its reader reaches without the lookups (and lock) that further segments cost.
+inline constexpr unsigned scratch_segment_words = 8192;
+// The first segment of a builder made while the thread's is lent to another.
+inline constexpr unsigned own_segment_words = 64;
 
 namespace detail {
-struct ZeroedSegment {
-    std::array<std::uint64_t, first_segment_words> words{};
+// Lends the thread's scratch segment (zeroed) to one builder at a time, or, while it is lent,
+// gives a zeroed segment of the borrower's own. The builder zeroes what it used when it ends, so
+// the scratch is ready for the next one.
+class SegmentLease {
+protected:
+    SegmentLease();
+    ~SegmentLease();
+    SegmentLease(const SegmentLease&) = delete;
+    SegmentLease& operator=(const SegmentLease&) = delete;
+    [[nodiscard]] kj::ArrayPtr<capnp::word> segment() { return segment_; }
+
+private:
+    kj::ArrayPtr<capnp::word> segment_;
+    kj::Array<capnp::word> own_;  // only while the thread's scratch is lent
 };
 }  // namespace detail
 
-// A message builder whose first segment is its own, zeroed member (on the stack where the
-// builder is): a message that fits costs no allocation until it is encoded.
-class LocalMessageBuilder : private detail::ZeroedSegment, public capnp::MallocMessageBuilder {
+// A message builder whose first segment is the thread's scratch (or, while another builder holds
+// that, a small one of its own): a message that fits costs no allocation until it is encoded.
+class LocalMessageBuilder : private detail::SegmentLease, public capnp::MallocMessageBuilder {
 public:
-    LocalMessageBuilder()
-        : capnp::MallocMessageBuilder(
-              kj::arrayPtr(reinterpret_cast<capnp::word*>(words.data()), words.size())) {}
+    LocalMessageBuilder() : capnp::MallocMessageBuilder(segment()) {}
 };
 
 // Builds a one-message payload with the given root type filled by `fill`: one allocation, the
