@@ -142,8 +142,9 @@ asio::awaitable<StreamPtr> Driver::open(const std::string& user, Party& party,
         party.sent = Clock::now();
     }
     if (ready) {
-        ready = co_await say_hello(stream, user, error, party.retry_after, start);
-        party.start_sent = ready && !start.empty();
+        const bool with_start = !start.empty();
+        ready = co_await say_hello(stream, user, error, party.retry_after, std::move(start));
+        party.start_sent = ready && with_start;
     }
     if (!ready) {
         close(stream);
