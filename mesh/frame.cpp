@@ -113,16 +113,22 @@ SegmentLease::~SegmentLease() {
 }  // namespace detail
 
 Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> payload) {
-    // The envelope is built in a reused, zeroed first segment (the payload is copied into it),
-    // so a frame costs one allocation: its own. A large one gets a segment of its own.
-    constexpr std::size_t scratch_words_max = 4096;
-    const std::size_t words = payload.size() + 16;
-    thread_local std::vector<std::uint64_t> scratch;
-    std::vector<std::uint64_t> large;
-    std::vector<std::uint64_t>& segment = words <= scratch_words_max ? scratch : large;
-    segment.assign(words, 0);
-    capnp::MallocMessageBuilder message(
-        kj::arrayPtr(reinterpret_cast<capnp::word*>(segment.data()), words));
+    // The envelope is built in place, in the frame's own zeroed buffer: past the frame header
+    // and the one-segment table that Cap'n Proto's stream format puts before its segment. A
+    // frame costs one allocation and one copy of the payload. The segment is sized for the
+    // envelope's root pointer and struct (5 words), the payload and the error message; what is
+    // left over is cut off once the envelope is built.
+    constexpr std::size_t table_bytes = 8;  // segment count - 1, then the segment's words
+    const bool failure = fields.kind == EnvelopeKind::failure;
+    const std::size_t text_words =
+        failure ? (fields.error_message.size() + 1 + sizeof(capnp::word) - 1) / sizeof(capnp::word)
+                : 0;
+    const std::size_t segment_words = 8 + payload.size() + text_words;
+    constexpr std::size_t segment_offset = frame_header_bytes + table_bytes;
+    static_assert(segment_offset % sizeof(capnp::word) == 0);
+    Frame frame(segment_offset + segment_words * sizeof(capnp::word));
+    capnp::FlatMessageBuilder message(
+        kj::arrayPtr(reinterpret_cast<capnp::word*>(frame.data() + segment_offset), segment_words));
     auto envelope = message.initRoot<wire::Envelope>();
     envelope.setService(fields.service);
     envelope.setMethod(fields.method);
@@ -132,11 +138,20 @@ Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> paylo
         envelope.setPayload(
             kj::arrayPtr(reinterpret_cast<const kj::byte*>(payload.data()), payload.size_bytes()));
     }
-    if (fields.kind == EnvelopeKind::failure) {
+    if (failure) {
         envelope.setErrorCode(fields.error_code);
         envelope.setErrorMessage(std::string(fields.error_message));
     }
-    return encode_message_frame(message);
+    const auto segments = message.getSegmentsForOutput();
+    MM_ASSERT(segments.size() == 1 && segments[0].size() <= segment_words);
+    const std::size_t used_words = segments[0].size();
+    const std::size_t body_bytes = table_bytes + used_words * sizeof(capnp::word);
+    frame.resize(frame_header_bytes + body_bytes);
+    const auto header = frame_header(body_bytes);
+    std::copy(header.begin(), header.end(), frame.begin());
+    put_u32(frame.data() + frame_header_bytes, 0);  // one segment
+    put_u32(frame.data() + frame_header_bytes + 4, static_cast<std::uint32_t>(used_words));
+    return frame;
 }
 
 std::array<std::byte, frame_header_bytes> frame_header(std::size_t body_bytes) {
