@@ -5,12 +5,12 @@
 namespace matchmesh::ticket {
 
 Participation* Participations::find(const UserId& user, TicketType type) {
-    auto found = by_user_.find({user, type});
+    auto found = by_user_.find(KeyRef{user, type});
     return found == by_user_.end() ? nullptr : &found->second;
 }
 
 const Participation* Participations::find(const UserId& user, TicketType type) const {
-    auto found = by_user_.find({user, type});
+    auto found = by_user_.find(KeyRef{user, type});
     return found == by_user_.end() ? nullptr : &found->second;
 }
 
@@ -25,8 +25,14 @@ void Participations::set(const UserId& user, TicketType type, Participation part
     entry->second = std::move(participation);
 }
 
+void Participations::erase(const UserId& user, TicketType type) {
+    if (auto found = by_user_.find(KeyRef{user, type}); found != by_user_.end()) {
+        by_user_.erase(found);
+    }
+}
+
 bool Participations::erase_if_ticket(const UserId& user, TicketType type, const TicketId& id) {
-    auto found = by_user_.find({user, type});
+    auto found = by_user_.find(KeyRef{user, type});
     if (found == by_user_.end() || found->second.ticket_id != id) {
         return false;
     }
@@ -36,7 +42,7 @@ bool Participations::erase_if_ticket(const UserId& user, TicketType type, const 
 
 std::vector<TicketType> Participations::types_of(const UserId& user) const {
     std::vector<TicketType> types;
-    for (auto it = by_user_.lower_bound({user, TicketType{0}});
+    for (auto it = by_user_.lower_bound(KeyRef{user, TicketType{0}});
          it != by_user_.end() && it->first.first == user; ++it) {
         types.push_back(it->first.second);
     }

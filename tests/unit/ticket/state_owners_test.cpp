@@ -2,6 +2,8 @@
 // participations, records by ID with each owner's current one, and the rooms searchers contend for.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "ticket/by_owner.hpp"
 #include "ticket/contended_rooms.hpp"
 #include "ticket/local_users.hpp"
@@ -104,6 +106,35 @@ TEST_CASE("ticket/participations: one per user and type; ended only by the ticke
     participations.erase(UserId("ann"), 2);
     CHECK(participations.types_of(UserId("ann")).empty());
     CHECK(participations.size() == 1);
+}
+
+TEST_CASE(
+    "ticket/participations: each user's types, among many users, found by any copy of its ID") {
+    Participations participations;
+    for (int user = 0; user < 1000; ++user) {
+        const UserId id(fmt::format("user-{:04}", user));
+        for (TicketType type = 3; type > 0; --type) {
+            if ((user + type) % 2 == 0 || type == 1) {
+                participations.set(id, type,
+                                   Participation{TicketId("t"), TicketId("t"), {}, false});
+            }
+        }
+    }
+    for (int user = 0; user < 1000; ++user) {
+        const UserId id(fmt::format("user-{:04}", user));  // the same text, another object
+        const std::vector<TicketType> expected =
+            user % 2 == 0 ? std::vector<TicketType>{1, 2} : std::vector<TicketType>{1, 3};
+        CHECK(participations.types_of(id) == expected);
+        CHECK(participations.contains(id, 1));
+    }
+    // A user's participations are adjacent when all of them are listed.
+    std::vector<UserId> order;
+    for (const auto& [key, participation] : participations.all()) {
+        if (order.empty() || order.back() != key.first) {
+            order.push_back(key.first);
+        }
+    }
+    CHECK(order.size() == 1000);
 }
 
 TEST_CASE(
