@@ -2,18 +2,20 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 
+#include "mesh/frame.hpp"
+#include "mesh/network.hpp"
 #include "node/client.capnp.h"
 
 namespace matchmesh::node {
 namespace {
 
 constexpr std::size_t result_bytes_max = 1024 * 1024;
-constexpr unsigned result_first_segment_words = 128;
 
 // The value a type's matches are judged by: the sides' rating, else what its search spans.
 std::string rating_value_of(const config::TicketTypeConfig& type) {
@@ -97,9 +99,8 @@ MatchResult match_result(const std::string& room_id, const config::TicketTypeCon
 }
 
 ticket::Bytes encode_match_result(const MatchResult& result) {
-    // A small first segment: a room's result is a few hundred bytes, and the default one (8 KiB,
-    // zeroed) would cost more than the result itself, once per match.
-    capnp::MallocMessageBuilder message(result_first_segment_words);
+    // Built in the thread's scratch segment and flattened straight into the bytes it returns.
+    mesh::LocalMessageBuilder message;
     auto root = message.initRoot<wire::MatchResult>();
     root.setRoomId(result.room_id);
     root.setTicketType(result.ticket_type);
@@ -128,9 +129,9 @@ ticket::Bytes encode_match_result(const MatchResult& result) {
     quality.setSpread(result.spread);
     quality.setSideDifference(result.side_difference);
     quality.setRelaxStep(static_cast<std::int8_t>(result.relax_step));
-    auto words = capnp::messageToFlatArray(message);
-    auto bytes = words.asBytes();
-    return ticket::Bytes(bytes.begin(), bytes.end());
+    ticket::Bytes bytes(capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word));
+    mesh::write_flat(message, std::as_writable_bytes(std::span(bytes)));
+    return bytes;
 }
 
 std::expected<MatchResult, std::string> decode_match_result(const ticket::Bytes& payload) {
