@@ -116,8 +116,8 @@ Frame encode_frame(const FrameFields& fields, std::span<const capnp::word> paylo
     // The envelope is built in place, in the frame's own zeroed buffer: past the frame header
     // and the one-segment table that Cap'n Proto's stream format puts before its segment. A
     // frame costs one allocation and one copy of the payload. The segment is sized for the
-    // envelope's root pointer and struct (5 words), the payload and the error message; what is
-    // left over is cut off once the envelope is built.
+    // envelope's root pointer and struct (5 words, 3 more to spare), the payload and the error
+    // message; what is left over is cut off once the envelope is built.
     constexpr std::size_t table_bytes = 8;  // segment count - 1, then the segment's words
     const bool failure = fields.kind == EnvelopeKind::failure;
     const std::size_t text_words =

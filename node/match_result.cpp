@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <span>
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 
 #include "mesh/frame.hpp"
-#include "mesh/network.hpp"
 #include "node/client.capnp.h"
 
 namespace matchmesh::node {
@@ -99,7 +97,7 @@ MatchResult match_result(const std::string& room_id, const config::TicketTypeCon
 }
 
 ticket::Bytes encode_match_result(const MatchResult& result) {
-    // Built in the thread's scratch segment and flattened straight into the bytes it returns.
+    // Built in the thread's scratch segment.
     mesh::LocalMessageBuilder message;
     auto root = message.initRoot<wire::MatchResult>();
     root.setRoomId(result.room_id);
@@ -129,9 +127,7 @@ ticket::Bytes encode_match_result(const MatchResult& result) {
     quality.setSpread(result.spread);
     quality.setSideDifference(result.side_difference);
     quality.setRelaxStep(static_cast<std::int8_t>(result.relax_step));
-    ticket::Bytes bytes(capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word));
-    mesh::write_flat(message, std::as_writable_bytes(std::span(bytes)));
-    return bytes;
+    return ticket::flat_bytes(message);
 }
 
 std::expected<MatchResult, std::string> decode_match_result(const ticket::Bytes& payload) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <kj/exception.h>
 
+#include "mesh/network.hpp"
 #include "ticket/ticket.capnp.h"
 
 namespace matchmesh::ticket {
@@ -257,14 +258,18 @@ std::optional<NodeId> node_of(std::string_view ticket_or_room_id) {
     return NodeId(node);
 }
 
+Bytes flat_bytes(capnp::MessageBuilder& message) {
+    Bytes bytes(capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word));
+    mesh::write_flat(message, std::as_writable_bytes(std::span(bytes)));
+    return bytes;
+}
+
 Bytes generate_failure_payload(std::string_view message, std::uint16_t code) {
     capnp::MallocMessageBuilder builder;
     auto failure = builder.initRoot<wire::Failure>();
     failure.setMessage(std::string(message));
     failure.setCode(code);
-    auto words = capnp::messageToFlatArray(builder);
-    auto bytes = words.asBytes();
-    return Bytes(bytes.begin(), bytes.end());
+    return flat_bytes(builder);
 }
 
 std::expected<Failure, std::string> parse_failure_payload(const Bytes& payload) {

@@ -16,10 +16,17 @@
 #include "mesh/base/error.hpp"
 #include "mesh/base/strong_id.hpp"
 
+namespace capnp {
+class MessageBuilder;
+}
+
 namespace matchmesh::ticket {
 
 using TicketType = std::uint8_t;
 using Bytes = std::vector<std::uint8_t>;
+
+// `message` in Cap'n Proto's flat stream format, as the payloads games see carry it.
+[[nodiscard]] Bytes flat_bytes(capnp::MessageBuilder& message);
 
 // A connected user. `home` is the node its session is on; `data` is copied into the rooms it
 // joins, so callbacks on other nodes see it.
