@@ -396,29 +396,45 @@ void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
                 }
                 SearchJob& job = job_at(ref);
                 --job.outstanding;
-                auto decoded = reply ? decode_search_response(*reply, network_.reader_options())
-                                     : Result<std::vector<KeyedFound>>(std::unexpected(
-                                           MatchingError{Errc::timeout, reply.error().message}));
-                if (!decoded) {
-                    ++counters_.search_fallbacks;
-                    dispatch(ref, number);
+                if (reply && take_answer(job, number, *reply)) {
                     finish_if_done(ref);
                     return;
                 }
-                // The answer numbers the request's keys in the order they were sent.
-                keys_of_request(job, number);
-                for (const std::size_t k : request_key_indexes_) {
-                    job.request_of[k] = SearchJob::no_request;
-                }
-                for (KeyedFound& found : *decoded) {
-                    if (found.key_index < request_key_indexes_.size()) {
-                        job.found[request_key_indexes_[found.key_index]].push_back(
-                            std::move(found.item));
-                    }
-                }
+                ++counters_.search_fallbacks;
+                dispatch(ref, number);
                 finish_if_done(ref);
             });
     }
+}
+
+// The answer numbers the request's keys in the order they were sent; its items go straight
+// into the keys' lists, and come out again when the answer turns out bad.
+bool MatchingService::take_answer(SearchJob& job, std::uint32_t number, mesh::PayloadView reply) {
+    keys_of_request(job, number);
+    list_sizes_.clear();
+    for (const std::size_t k : request_key_indexes_) {
+        list_sizes_.push_back(job.found[k].size());
+    }
+    struct Slots {  // one reference for the slot function, so that it needs no heap
+        SearchJob& job;
+        const std::vector<std::size_t>& keys;
+        Found ignored;
+    } slots{job, request_key_indexes_, {}};
+    auto decoded = decode_search_response(
+        reply, network_.reader_options(), [&slots](std::uint32_t key_index) -> Found& {
+            return key_index < slots.keys.size()
+                       ? slots.job.found[slots.keys[key_index]].emplace_back()
+                       : slots.ignored;
+        });
+    for (std::size_t i = 0; i < request_key_indexes_.size(); ++i) {
+        const std::size_t k = request_key_indexes_[i];
+        if (decoded) {
+            job.request_of[k] = SearchJob::no_request;
+        } else {
+            job.found[k].resize(list_sizes_[i]);
+        }
+    }
+    return decoded.has_value();
 }
 
 void MatchingService::keys_of_request(const SearchJob& job, std::uint32_t number) {
@@ -439,6 +455,11 @@ void MatchingService::finish_if_done(JobRef ref) {
     outcome.keys_unanswered = job.unanswered;
     counters_.keys_unanswered += job.unanswered;
     // One profile cannot repeat a unique ID (it lives in one bucket); several profiles can.
+    std::size_t found = 0;
+    for (std::size_t k = 0; k < job.key_count; ++k) {
+        found += job.found[k].size();
+    }
+    outcome.items.reserve(std::min(found, job.limit));
     std::unordered_set<std::string> seen;
     for (std::size_t k = 0; k < job.key_count; ++k) {
         for (Found& item : job.found[k]) {

@@ -123,6 +123,8 @@ private:
     void dispatch(JobRef ref, std::uint32_t request);
     // The keys request `number` carries, in the order it sent them, into `request_key_indexes_`.
     void keys_of_request(const SearchJob& job, std::uint32_t number);
+    // Takes request `number`'s answer into the job; false (and nothing taken) when it is bad.
+    bool take_answer(SearchJob& job, std::uint32_t number, mesh::PayloadView reply);
     void finish_if_done(JobRef ref);
     // Hands a finished job's outcome to its callback and frees the job.
     void answer(JobRef ref);
@@ -180,6 +182,7 @@ private:
     std::vector<std::pair<const NodeId*, std::uint32_t>> asked_;
     std::vector<std::string_view> request_keys_;
     std::vector<std::size_t> request_key_indexes_;
+    std::vector<std::size_t> list_sizes_;  // take_answer's, before the answer
     std::vector<FoundItem> served_items_;
     std::vector<KeyedView> served_;
     mesh::TimerId sweep_timer_ = 0;

@@ -15,9 +15,10 @@ namespace matchmesh::matching {
 namespace {
 
 // An ID or a name: no control characters. A text value may hold tabs and newlines.
-std::string read_text(capnp::Text::Reader text, std::size_t bytes_min, std::size_t bytes_max,
-                      const char* field) {
-    return mesh::read_text(text, {.bytes_min = bytes_min, .bytes_max = bytes_max}, field);
+// (A view into the message.)
+std::string_view read_text(capnp::Text::Reader text, std::size_t bytes_min, std::size_t bytes_max,
+                           const char* field) {
+    return mesh::read_text_view(text, {.bytes_min = bytes_min, .bytes_max = bytes_max}, field);
 }
 
 // A bucket key: its profile's ID, tag and bucket numbers, separated by tabs.
@@ -41,7 +42,12 @@ auto decode(mesh::PayloadView payload, const capnp::ReaderOptions& options, Read
     try {
         capnp::FlatArrayMessageReader message(kj::arrayPtr(payload.data(), payload.size()),
                                               options);
-        return read(message.getRoot<Root>());
+        if constexpr (std::is_void_v<decltype(read(message.getRoot<Root>()))>) {
+            read(message.getRoot<Root>());
+            return {};
+        } else {
+            return read(message.getRoot<Root>());
+        }
     } catch (const std::invalid_argument& invalid) {
         return fail(Errc::invalid_value, invalid.what());
     } catch (const kj::Exception& error) {
@@ -85,17 +91,18 @@ void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value) 
 ValueMap read_value(capnp::List<wire::Value>::Reader list) {
     check_size(list, value_entries_max, "value entries");
     ValueMap value;
+    value.reserve(list.size());
     for (auto entry : list) {
-        std::string name = read_text(entry.getName(), 1, value_bytes_max, "value name");
+        const std::string_view name = read_text(entry.getName(), 1, value_bytes_max, "value name");
         Value scalar;
         switch (entry.which()) {
             case wire::Value::INT: scalar = entry.getInt(); break;
             case wire::Value::FLOAT: scalar = entry.getFloat(); break;
             case wire::Value::BOOL: scalar = entry.getBool(); break;
             case wire::Value::TEXT:
-                scalar = mesh::read_text(entry.getText(),
-                                         {.bytes_max = value_bytes_max, .control_allowed = true},
-                                         "value text");
+                scalar.emplace<std::string>(mesh::read_text_view(
+                    entry.getText(), {.bytes_max = value_bytes_max, .control_allowed = true},
+                    "value text"));
                 break;
             case wire::Value::BYTES: {
                 auto bytes = entry.getBytes();
@@ -104,7 +111,10 @@ ValueMap read_value(capnp::List<wire::Value>::Reader list) {
             }
             default: throw std::invalid_argument("unknown value kind");
         }
-        if (!value.emplace(std::move(name), std::move(scalar)).second) {
+        // Our writers send names in order (write_value), each then goes at the end.
+        if (value.empty() || value.rbegin()->first < name) {
+            value.emplace_hint(value.end(), name, std::move(scalar));
+        } else if (!value.emplace(name, std::move(scalar)).second) {
             throw std::invalid_argument("value names repeat");
         }
     }
@@ -202,7 +212,7 @@ Result<RemovedItems> decode_remove(mesh::PayloadView payload, const capnp::Reade
         auto list = root.getUniqueIds();
         check_size(list, remove_batch_max, "unique IDs");
         for (auto id : list) {
-            removed.unique_ids.push_back(read_text(id, 1, unique_id_bytes_max, "unique ID"));
+            removed.unique_ids.emplace_back(read_text(id, 1, unique_id_bytes_max, "unique ID"));
         }
         return removed;
     });
@@ -227,27 +237,21 @@ Result<SearchQuery> decode_search(mesh::PayloadView payload, const capnp::Reader
     });
 }
 
-Result<std::vector<KeyedFound>> decode_search_response(mesh::PayloadView payload,
-                                                       const capnp::ReaderOptions& options) {
-    return decode<wire::SearchResponse>(payload, options, [](wire::SearchResponse::Reader root) {
+Result<void> decode_search_response(mesh::PayloadView payload, const capnp::ReaderOptions& options,
+                                    const std::function<Found&(std::uint32_t key_index)>& slot) {
+    return decode<wire::SearchResponse>(payload, options, [&](wire::SearchResponse::Reader root) {
         auto list = root.getItems();
         check_size(list, found_items_max, "items");
-        std::vector<KeyedFound> items;
-        items.reserve(list.size());
         for (auto entry : list) {
-            KeyedFound found;
-            found.key_index = entry.getKeyIndex();
-            found.item.profile_id =
+            Found& item = slot(entry.getKeyIndex());
+            item.profile_id =
                 read_text(entry.getProfileId(), 1, profile_id_bytes_max, "profile ID");
-            found.item.unique_id =
-                read_text(entry.getUniqueId(), 1, unique_id_bytes_max, "unique ID");
-            found.item.value = read_value(entry.getValue());
-            found.item.ttl = read_ttl(entry.getTtlSeconds());
-            found.item.remaining = Duration(entry.getRemainingMs());
-            found.item.origin = read_text(entry.getOrigin(), 0, origin_bytes_max, "origin");
-            items.push_back(std::move(found));
+            item.unique_id = read_text(entry.getUniqueId(), 1, unique_id_bytes_max, "unique ID");
+            item.value = read_value(entry.getValue());
+            item.ttl = read_ttl(entry.getTtlSeconds());
+            item.remaining = Duration(entry.getRemainingMs());
+            item.origin = read_text(entry.getOrigin(), 0, origin_bytes_max, "origin");
         }
-        return items;
     });
 }
 

@@ -4,6 +4,7 @@
 // is rejected whole.
 
 #include <chrono>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,11 +52,6 @@ struct Found {
     std::string origin;
 };
 
-struct KeyedFound {
-    std::size_t key_index = 0;
-    Found item;
-};
-
 // A found item still in its store (views valid until the store changes).
 struct KeyedView {
     std::size_t key_index = 0;
@@ -79,8 +75,13 @@ void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value);
                                                  const capnp::ReaderOptions& options);
 [[nodiscard]] Result<SearchQuery> decode_search(mesh::PayloadView payload,
                                                 const capnp::ReaderOptions& options);
-[[nodiscard]] Result<std::vector<KeyedFound>> decode_search_response(
-    mesh::PayloadView payload, const capnp::ReaderOptions& options);
+// Reads a search's answer into the items `slot(key_index)` gives, one call per item in the
+// answer's order; `key_index` numbers the request's keys in the order they were sent, and may
+// name none of them (the caller then gives a slot it discards). An answer that breaks a bound
+// is an error, with the items read before it already written: the caller drops them.
+[[nodiscard]] Result<void> decode_search_response(
+    mesh::PayloadView payload, const capnp::ReaderOptions& options,
+    const std::function<Found&(std::uint32_t key_index)>& slot);
 
 // Copies a found item out of a store (its views die with the next change to the store).
 [[nodiscard]] Found copy_found(const FoundItem& item, Time now);

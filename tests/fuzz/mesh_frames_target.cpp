@@ -28,7 +28,9 @@ void offer(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
     (void)matching::decode_add(payload, options);
     (void)matching::decode_remove(payload, options);
     (void)matching::decode_search(payload, options);
-    (void)matching::decode_search_response(payload, options);
+    matching::Found slot;
+    (void)matching::decode_search_response(
+        payload, options, [&](std::uint32_t) -> auto& { return slot; });
     (void)ticket::decode_join(payload, options);
     (void)ticket::decode_join_reply(payload, options);
     (void)ticket::decode_leave(payload, options);
