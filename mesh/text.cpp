@@ -1,8 +1,6 @@
 #include "mesh/text.hpp"
 
 #include <algorithm>
-#include <cstdint>
-#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -48,36 +46,6 @@ bool is_control(unsigned char c) {
     return c < 0x20 || c == 0x7F;
 }
 
-// Whether every byte is ASCII and, unless `control_allowed`, none a control character. Most text
-// is (every ID the nodes make is), and each item of a search's answer brings several, so it is
-// checked eight bytes at a time: a byte's top bit marks non-ASCII; subtracting 0x20 from each
-// byte sets the top bit of those below 0x20 (the classic has-less-than test), and a byte equal
-// to 0x7F becomes zero after an XOR, which the same test finds.
-bool plain_ascii(std::string_view text, bool control_allowed) {
-    constexpr std::uint64_t ones = 0x0101'0101'0101'0101ULL;
-    constexpr std::uint64_t highs = 0x8080'8080'8080'8080ULL;
-    std::size_t at = 0;
-    for (; at + sizeof(std::uint64_t) <= text.size(); at += sizeof(std::uint64_t)) {
-        std::uint64_t word = 0;
-        std::memcpy(&word, text.data() + at, sizeof word);
-        std::uint64_t bad = word & highs;
-        if (!control_allowed) {
-            const std::uint64_t deletes = word ^ (0x7F * ones);
-            bad |= ((word - 0x20 * ones) | (deletes - ones)) & ~word & highs;
-        }
-        if (bad != 0) {
-            return false;
-        }
-    }
-    for (; at < text.size(); ++at) {
-        const auto c = static_cast<unsigned char>(text[at]);
-        if (c >= 0x80 || (!control_allowed && is_control(c))) {
-            return false;
-        }
-    }
-    return true;
-}
-
 }  // namespace
 
 bool valid_utf8(std::string_view text) {
@@ -112,18 +80,10 @@ std::string text_problem(std::string_view text, const TextRule& rule, std::strin
     return {};
 }
 
-std::string read_text(capnp::Text::Reader text, const TextRule& rule, std::string_view field) {
-    return std::string(read_text_view(text, rule, field));
-}
-
-std::string_view read_text_view(capnp::Text::Reader text, const TextRule& rule,
-                                std::string_view field) {
-    const std::string_view value(text.cStr(), text.size());
-    const bool fits = value.size() >= rule.bytes_min && value.size() <= rule.bytes_max;
-    if (!fits || !plain_ascii(value, rule.control_allowed)) {
-        if (std::string problem = text_problem(value, rule, field); !problem.empty()) {
-            throw std::invalid_argument(problem);
-        }
+std::string_view read_text_view_checked(std::string_view value, const TextRule& rule,
+                                        std::string_view field) {
+    if (std::string problem = text_problem(value, rule, field); !problem.empty()) {
+        throw std::invalid_argument(problem);
     }
     return value;
 }

@@ -38,33 +38,38 @@ TEST_CASE("mesh/text: a field's problem names the field, and what it broke") {
 
 TEST_CASE("mesh/text: every byte value is judged the same at every place in a text") {
     // The check reads eight bytes at a time: a byte must be found wherever it sits in a word,
-    // next to any neighbour (0x7F and 0x20 sit at the edges of what a word test must tell apart).
+    // next to any neighbour (0x7F and 0x20 sit at the edges of what a word test must tell apart),
+    // in texts shorter than a word, of one word, and with a last word that overlaps the one before.
     const TextRule id{.bytes_min = 0, .bytes_max = 64};
     const TextRule free_text{.bytes_max = 64, .control_allowed = true};
     for (const char fill : {'a', ' ', '~', '\x21'}) {
         for (int value = 0; value < 256; ++value) {
             const auto byte = static_cast<char>(value);
             const bool control = value < 0x20 || value == 0x7F;
-            for (std::size_t at = 0; at < 19; ++at) {
-                std::string text(19, fill);
-                text[at] = byte;
-                CAPTURE(value);
-                CAPTURE(at);
-                if (value >= 0x80) {  // a lone lead or continuation byte is never valid UTF-8
-                    CHECK(text_problem(text, id, "id") ==
-                          fmt::format("id is not valid UTF-8 (at byte {})", at));
-                    CHECK_FALSE(text_problem(text, free_text, "note").empty());
-                } else if (control) {
-                    CHECK(text_problem(text, id, "id") ==
-                          fmt::format("id holds a control character at byte {}", at));
-                    CHECK(text_problem(text, free_text, "note").empty());
-                } else {
-                    CHECK(text_problem(text, id, "id").empty());
-                    CHECK(text_problem(text, free_text, "note").empty());
+            for (const std::size_t length : {1UL, 7UL, 8UL, 9UL, 16UL, 19UL}) {
+                for (std::size_t at = 0; at < length; ++at) {
+                    std::string text(length, fill);
+                    text[at] = byte;
+                    CAPTURE(value);
+                    CAPTURE(length);
+                    CAPTURE(at);
+                    if (value >= 0x80) {  // a lone lead or continuation byte is never valid UTF-8
+                        CHECK(text_problem(text, id, "id") ==
+                              fmt::format("id is not valid UTF-8 (at byte {})", at));
+                        CHECK_FALSE(text_problem(text, free_text, "note").empty());
+                    } else if (control) {
+                        CHECK(text_problem(text, id, "id") ==
+                              fmt::format("id holds a control character at byte {}", at));
+                        CHECK(text_problem(text, free_text, "note").empty());
+                    } else {
+                        CHECK(text_problem(text, id, "id").empty());
+                        CHECK(text_problem(text, free_text, "note").empty());
+                    }
                 }
             }
         }
     }
+    CHECK(text_problem(std::string_view{}, free_text, "note").empty());
     // Valid UTF-8 past the first word, with control characters allowed or not.
     CHECK(text_problem("12345678gr\xc3\xbc\xc3\x9f", id, "id").empty());
     CHECK(text_problem("12345678\tgr\xc3\xbc", free_text, "note").empty());
