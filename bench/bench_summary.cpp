@@ -2,11 +2,10 @@
 //
 // Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh (3 nodes),
 // single_node or redis, with the ideal's own run on each trace in ideal-<rate>.json) and, when
-// present, the team run
-// (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json, sim-memory.json,
-// sim-pool.json, sim-scale.json, entrance.json and instructions.txt; writes <dir>/summary.json,
-// <dir>/table.md and the charts' data and gnuplot scripts (ttm_cdf.png, ttm_vs_rate.png,
-// scale.png), and prints the table.
+// present, the team run (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json,
+// sim-memory.json, sim-pool.json, sim-scale.json, mesh.json, entrance.json and instructions.txt;
+// writes <dir>/summary.json, <dir>/table.md and the charts' data and gnuplot scripts
+// (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the table.
 //
 // A system sustains a rate when its time-to-match p99 is under --p99-limit-ms and its fill rate
 // is within --fill-gap-points of the ideal matcher's on the same arrivals (see sustained()).
@@ -431,6 +430,10 @@ void add_simulation(const fs::path& dir, json& summary) {
             summary["instructions_per_match"] =
                 std::round(total / matches["matches"].get<double>());
         }
+    }
+    // Remote searches with 20-item answers between two nodes (matchmesh-bench-mesh).
+    if (const json mesh = read_json(dir / "mesh.json"); mesh.is_object()) {
+        summary["remote_searches"] = mesh;
     }
     if (const json memory = read_json(dir / "sim-memory.json"); memory.is_object()) {
         summary["bytes_per_waiting_ticket"] = memory.value("bytes_per_waiting_ticket", json());

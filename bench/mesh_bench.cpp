@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <future>
 #include <thread>
@@ -214,8 +215,13 @@ std::vector<double> sequential_searches(BenchNode& a, std::int64_t rank, int rou
     return search_rtts;
 }
 
+struct Pipelined {
+    double per_second = 0;
+    std::uint64_t completed = 0;
+};
+
 // Many searches in flight from node A for a fixed time: searches answered per second.
-double pipelined_searches(BenchNode& a, std::int64_t rank, int in_flight, double seconds) {
+Pipelined pipelined_searches(BenchNode& a, std::int64_t rank, int in_flight, double seconds) {
     // Many searches in flight for a fixed time.
     std::atomic<std::uint64_t> completed{0};
     std::promise<double> pipelined_done;
@@ -249,7 +255,14 @@ double pipelined_searches(BenchNode& a, std::int64_t rank, int in_flight, double
         return 0;
     });
     const double pipelined = pipelined_done.get_future().get();
-    return pipelined;
+    return {pipelined, completed.load()};
+}
+
+// The CPU time the calling thread has used.
+double thread_cpu_seconds() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 nlohmann::json run(const Options& options) {
@@ -270,8 +283,18 @@ nlohmann::json run(const Options& options) {
     const std::int64_t rank = rank_held_by_b(a, b, options.items);
     std::size_t results_seen = 0;
     const auto search_rtts = sequential_searches(a, rank, options.rounds, results_seen);
-    const double pipelined =
+    // What each node's thread spends per search moves less with the machine's other load than
+    // the rate does (the rate also depends on how the two threads' turns interleave).
+    const double a_cpu = a.call(thread_cpu_seconds);
+    const double b_cpu = b.call(thread_cpu_seconds);
+    const Pipelined pipelined =
         pipelined_searches(a, rank, options.in_flight, options.pipelined_seconds);
+    const auto per_search_us = [&](double seconds) {
+        return pipelined.completed == 0 ? 0.0
+                                        : 1e6 * seconds / static_cast<double>(pipelined.completed);
+    };
+    const double searcher_us = per_search_us(a.call(thread_cpu_seconds) - a_cpu);
+    const double answerer_us = per_search_us(b.call(thread_cpu_seconds) - b_cpu);
     a.stop();
     b.stop();
 
@@ -282,7 +305,9 @@ nlohmann::json run(const Options& options) {
             {"search_rtt_us_p99", percentile(search_rtts, 0.99)},
             {"search_results", results_seen},
             {"pipelined_in_flight", options.in_flight},
-            {"pipelined_searches_per_s", pipelined}};
+            {"pipelined_searches_per_s", pipelined.per_second},
+            {"pipelined_cpu_us_per_search_searcher", searcher_us},
+            {"pipelined_cpu_us_per_search_answerer", answerer_us}};
 }
 
 }  // namespace
@@ -317,6 +342,10 @@ int main(int argc, char** argv) {
                 figures["search_rtt_us_p99"].get<double>());
     std::printf("  %-40s %10.0f /s (%d in flight)\n", "pipelined remote searches",
                 figures["pipelined_searches_per_s"].get<double>(), options.in_flight);
+    std::printf("  %-40s %10.2f us searching, %.2f us answering\n",
+                "CPU per pipelined search (node threads)",
+                figures["pipelined_cpu_us_per_search_searcher"].get<double>(),
+                figures["pipelined_cpu_us_per_search_answerer"].get<double>());
     if (!options.json_path.empty()) {
         std::ofstream out(options.json_path);
         out << figures.dump(2) << '\n';

@@ -235,6 +235,9 @@ for rate in "${single_rates[@]}"; do
 done
 "$root/scripts/cluster.sh" stop >/dev/null
 
+echo "bench: remote searches with 20-item answers between two nodes"
+"$bin/matchmesh-bench-mesh" --items 20 --json "$out_dir/mesh.json" | grep -E "pipelined|CPU per"
+
 echo "bench: simulated cluster: memory per waiting ticket, cost against pool size"
 "$bin/matchmesh-bench-sim" memory >"$out_dir/sim-memory.json"
 "$bin/matchmesh-bench-sim" pool >"$out_dir/sim-pool.json"

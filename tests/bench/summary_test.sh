@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # matchmesh-bench-summary: whether one run sustained its rate (the ramp's stop rule in bench.sh),
-# and the single node's ceiling and first failed rate in the summary of a run's folder.
+# the single node's ceiling and first failed rate in the summary of a run's folder, and the
+# remote searches' figures beside them.
 set -euo pipefail
 summary=$1
 dir=$(mktemp -d)
@@ -28,10 +29,13 @@ if "$summary" --sustains "$dir/runs/missing.json" --rate 7000 2>/dev/null; then
     echo "a missing report counted as sustained" >&2
     exit 1
 fi
+echo '{"pipelined_searches_per_s": 150000, "pipelined_cpu_us_per_search_searcher": 6.5}' \
+    >"$dir/mesh.json"
 "$summary" "$dir" >/dev/null
 python3 - "$dir/summary.json" <<'PY'
 import json, sys
 summary = json.load(open(sys.argv[1]))
+assert summary["remote_searches"]["pipelined_searches_per_s"] == 150000, summary
 single = summary["single_node"]
 assert single["max_rate"] == 4000, single
 assert single["failed_at_rate"] == 7000, single
