@@ -283,8 +283,8 @@ nlohmann::json run(const Options& options) {
     const std::int64_t rank = rank_held_by_b(a, b, options.items);
     std::size_t results_seen = 0;
     const auto search_rtts = sequential_searches(a, rank, options.rounds, results_seen);
-    // What each node's thread spends per search moves less with the machine's other load than
-    // the rate does (the rate also depends on how the two threads' turns interleave).
+    // What each node's thread spends per search says which node caps the rate: the busier
+    // thread's time per search is about one over the rate.
     const double a_cpu = a.call(thread_cpu_seconds);
     const double b_cpu = b.call(thread_cpu_seconds);
     const Pipelined pipelined =

@@ -1,6 +1,5 @@
 #include "mesh/text.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
