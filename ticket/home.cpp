@@ -45,6 +45,10 @@ const char* cancel_words(EndReason why) {
 }  // namespace
 
 void Home::deliver(const NodeId& home, PushEnvelope push) {
+    if (holding_for_ != nullptr && home == *holding_for_) {
+        held_.push_back(std::move(push));
+        return;
+    }
     if (home == context_.self()) {
         // On a later turn: the sender may be in the middle of changing a room.
         context_.scheduler.run_after(Duration(0),
@@ -193,6 +197,9 @@ void Home::join_room(TicketType type, const TicketId& room, const NodeId& node, 
                                  : std::unexpected(reply.error().message);
             if (decoded && decoded->accepted) {
                 conclude(nullptr);
+                for (const PushEnvelope& push : decoded->pushes) {  // the room's news for us
+                    receive_push(push);
+                }
             } else {
                 conclude(decoded ? &decoded->reason : &decoded.error());
             }

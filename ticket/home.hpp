@@ -11,8 +11,10 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
+#include "mesh/base/assert.hpp"
 #include "ticket/context.hpp"
 #include "ticket/participations.hpp"
 #include "ticket/state.hpp"
@@ -35,6 +37,19 @@ public:
 
     // Sends a push to its member's home: this node (on a later turn) or another one.
     void deliver(const NodeId& home, PushEnvelope push);
+    // Runs `run`, holding back the pushes it sends to `node` (another node); returns them in
+    // order, for the caller to send another way (on a join's answer).
+    template <typename Run>
+    [[nodiscard]] std::vector<PushEnvelope> hold_pushes_for(const NodeId& node, Run&& run) {
+        MM_ASSERT(holding_for_ == nullptr && node != context_.self());
+        holding_for_ = &node;
+        struct Release {
+            const NodeId*& holding;
+            ~Release() { holding = nullptr; }
+        } release{holding_for_};
+        run();
+        return std::exchange(held_, {});
+    }
     // A push for a user connected here, from its room's node.
     void receive_push(const PushEnvelope& push);
     // Ends the user's participation of this type here, telling it why (222) unless it completed.
@@ -64,6 +79,8 @@ private:
     Tickets& tickets_;
     Rooms& rooms_;
     Participations participations_;  // of users connected here
+    const NodeId* holding_for_ = nullptr;  // during hold_pushes_for: pushes to it wait in held_
+    std::vector<PushEnvelope> held_;
 };
 
 }  // namespace matchmesh::ticket

@@ -8,6 +8,15 @@ namespace matchmesh::ticket {
 namespace {
 
 constexpr std::size_t seen_pushes_max = 65536;
+std::size_t bytes_of(const std::vector<PushEnvelope>& pushes) {
+    std::size_t bytes = pushes.capacity() * sizeof(PushEnvelope);
+    for (const PushEnvelope& push : pushes) {
+        bytes += push.push_id.capacity() + push.user.str().capacity() +
+                 push.ticket_id.str().capacity() + push.room_id.str().capacity() +
+                 push.room_owner.str().capacity() + push.message.capacity();
+    }
+    return bytes;
+}
 
 }  // namespace
 
@@ -34,7 +43,36 @@ std::vector<std::pair<TicketId, MatchedTicket>> Recall::take_joined_at(const Nod
 }
 
 void Recall::accepted_join(const std::string& attempt, Time now) {
-    accepted_joins_[attempt] = now + memory_;
+    accepted_joins_[attempt].forget_at = now + memory_;
+}
+
+bool Recall::keep_answer_pushes(const std::string& attempt, const NodeId& to,
+                                std::vector<PushEnvelope>& pushes) {
+    auto found = accepted_joins_.find(attempt);
+    MM_ASSERT(found != accepted_joins_.end() && found->second.pushes.empty());
+    const std::size_t bytes = bytes_of(pushes);
+    if (kept_push_bytes_ + bytes > kept_push_bytes_max_) {
+        return false;
+    }
+    kept_push_bytes_ += bytes;
+    found->second.pushes = std::move(pushes);
+    found->second.to = to;
+    return true;
+}
+
+void Recall::forget_answer_pushes_to(const NodeId& node) {
+    for (auto& [attempt, join] : accepted_joins_) {
+        if (!join.pushes.empty() && join.to == node) {
+            kept_push_bytes_ -= bytes_of(join.pushes);
+            join.pushes = std::vector<PushEnvelope>();  // its storage too
+        }
+    }
+}
+
+const std::vector<PushEnvelope>* Recall::answer_pushes(const std::string& attempt) const {
+    auto found = accepted_joins_.find(attempt);
+    return found == accepted_joins_.end() || found->second.pushes.empty() ? nullptr
+                                                                          : &found->second.pushes;
 }
 
 bool Recall::first_sight(const std::string& push_id, Time now) {
@@ -52,7 +90,13 @@ bool Recall::first_sight(const std::string& push_id, Time now) {
 
 void Recall::forget_expired(Time now) {
     std::erase_if(joined_, [now](const auto& entry) { return entry.second.forget_at <= now; });
-    std::erase_if(accepted_joins_, [now](const auto& entry) { return entry.second <= now; });
+    std::erase_if(accepted_joins_, [this, now](const auto& entry) {
+        if (entry.second.forget_at > now) {
+            return false;
+        }
+        kept_push_bytes_ -= bytes_of(entry.second.pushes);
+        return true;
+    });
     // A retry of a push comes within the courier's patience; the memory is ample.
     while (!seen_order_.empty() && now - seen_order_.front().first > memory_) {
         seen_pushes_.erase(seen_order_.front().second);

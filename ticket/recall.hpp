@@ -3,7 +3,9 @@
 // that comes again, or news that comes late, meets the same answer as the first time:
 //   - tickets owned here that joined a room on another node, with that node: if it dies, it takes
 //     its rooms with it, and the homes of the parties' other members must be told;
-//   - joins this node accepted, by attempt: a retried join is accepted again, not seated twice;
+//   - joins this node accepted, by attempt: a retried join is accepted again, not seated twice,
+//     and its answer carries again the pushes the first answer carried (bounded in bytes: past
+//     the bound, a join's pushes travel on their own instead);
 //   - pushes delivered here that may come more than once (broadcasts, announcements, failures),
 //     by push ID: a retried delivery is not delivered twice.
 // Each is forgotten once `memory` has passed (the pushes also past a bound on their number), by
@@ -18,12 +20,18 @@
 #include <vector>
 
 #include "ticket/state.hpp"
+#include "ticket/wire.hpp"
 
 namespace matchmesh::ticket {
 
 class Recall {
 public:
-    explicit Recall(Duration memory) : memory_(memory) {}
+    // What the pushes kept for retried joins may hold at once: a minute of answers at a few
+    // thousand joins a second; past it, pushes stop riding on answers until old ones are forgotten.
+    static constexpr std::size_t kept_push_bytes_max = 64 << 20;
+
+    explicit Recall(Duration memory, std::size_t kept_push_bytes_max = Recall::kept_push_bytes_max)
+        : memory_(memory), kept_push_bytes_max_(kept_push_bytes_max) {}
 
     // Ticket `id` joined the room on `room_node` with its party.
     void joined(const TicketId& id, MatchedTicket ticket, Time now);
@@ -35,6 +43,16 @@ public:
     [[nodiscard]] bool accepted_join(const std::string& attempt) const {
         return accepted_joins_.contains(attempt);
     }
+    // Takes the pushes the answer to accepted join `attempt` carries (answer_pushes has them),
+    // for a retry of the join; false, leaving them, when that would pass the bound (the caller
+    // sends them on their own).
+    [[nodiscard]] bool keep_answer_pushes(const std::string& attempt, const NodeId& to,
+                                          std::vector<PushEnvelope>& pushes);
+    // Node `node` is gone: the room let its parties go, and a retry of their joins is refused.
+    void forget_answer_pushes_to(const NodeId& node);
+    // The pushes kept for a retry of join `attempt`; null when there are none.
+    [[nodiscard]] const std::vector<PushEnvelope>* answer_pushes(const std::string& attempt) const;
+    [[nodiscard]] std::size_t kept_push_bytes() const { return kept_push_bytes_; }
 
     // Whether this is the first time this push is delivered here (and remembers it).
     [[nodiscard]] bool first_sight(const std::string& push_id, Time now);
@@ -47,8 +65,15 @@ public:
 
 private:
     Duration memory_;
+    std::size_t kept_push_bytes_max_;
     std::unordered_map<TicketId, MatchedTicket> joined_;
-    std::unordered_map<std::string, Time> accepted_joins_;  // attempt: when to forget it
+    struct AcceptedJoin {
+        Time forget_at;
+        std::vector<PushEnvelope> pushes;  // its answer carried them
+        NodeId to;                         // to the node that sent the join
+    };
+    std::unordered_map<std::string, AcceptedJoin> accepted_joins_;  // by attempt
+    std::size_t kept_push_bytes_ = 0;
     std::unordered_set<std::string> seen_pushes_;
     std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set
 };

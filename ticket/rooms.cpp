@@ -133,7 +133,7 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
             found != nullptr &&
             std::any_of(found->members.begin(), found->members.end(),
                         [&](const Member& member) { return member.ticket_id == join.ticket_id; });
-        return seated ? JoinReplyMessage{true, {}}
+        return seated ? accepted_join()
                       : refuse(found == nullptr ? JoinRefusal::room_not_found
                                                 : JoinRefusal::not_waiting);
     }
@@ -181,7 +181,7 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
     } else {
         after_join(room_id, join);
     }
-    return JoinReplyMessage{true, {}};
+    return accepted_join();
 }
 
 std::optional<JoinRefusal> Rooms::seat_refusal(const Room& room, const JoinMessage& join) const {

@@ -637,13 +637,37 @@ std::optional<TicketView> TicketService::find_ticket(TicketType type, const User
 
 // --- messages from other nodes ---
 
-void TicketService::on_join(const NodeId&, mesh::PayloadView payload, mesh::Responder responder) {
+// The pushes a join makes for users at the node that sent it (a 1v1's 220, for one) ride on its
+// answer, when that node reads them there: one frame each way instead of two more. The room's
+// node keeps them with the accepted attempt, so that a retry's answer carries them again.
+void TicketService::on_join(const NodeId& from, mesh::PayloadView payload,
+                            mesh::Responder responder) {
     auto join = decode_join(payload, network_.reader_options());
     if (!join) {
         responder.fail(mesh::MeshErrc::malformed, join.error());
         return;
     }
-    responder.reply(encode(rooms_.accept_join(*join)));
+    if (!join->pushes_in_reply || from == network_.self().id) {
+        responder.reply(encode(rooms_.accept_join(*join)));
+        return;
+    }
+    if (const auto* carried = recall_.answer_pushes(join->attempt)) {
+        responder.reply(encode(accepted_join(), *carried));
+        return;
+    }
+    JoinReplyMessage reply;
+    std::vector<PushEnvelope> pushes =
+        home_.hold_pushes_for(from, [&] { reply = rooms_.accept_join(*join); });
+    if (pushes.empty()) {
+        responder.reply(encode(reply));
+    } else if (reply.accepted && recall_.keep_answer_pushes(join->attempt, from, pushes)) {
+        responder.reply(encode(reply, *recall_.answer_pushes(join->attempt)));
+    } else {
+        responder.reply(encode(reply));
+        for (PushEnvelope& push : pushes) {
+            home_.deliver(from, std::move(push));
+        }
+    }
 }
 
 void TicketService::on_push(const NodeId&, mesh::PayloadView payload, mesh::Responder responder) {
@@ -722,6 +746,8 @@ void TicketService::on_node_gone(const NodeId& node) {
     home_.end_participations_on(node);
     // Rooms held here with members connected there: those members left.
     rooms_.drop_members_of(node);
+    // Their retried joins, still on their way, are refused: pushes kept for them go too.
+    recall_.forget_answer_pushes_to(node);
     // Parties that joined a room there: tell their other members' homes.
     home_.tell_parties_joined_at(node);
 }

@@ -14,7 +14,7 @@ using Matching = import "/matching/matching.capnp";
 
 const service :UInt16 = 2;
 const methodJoin :UInt16 = 1;       # Join -> JoinReply
-const methodPush :UInt16 = 2;       # Push -> Ack (to the user's home node)
+const methodPush :UInt16 = 2;       # Push -> Ack (to the user's home node; or on a JoinReply)
 const methodLeave :UInt16 = 3;      # Leave -> LeaveReply (to the room's node)
 const methodBroadcast :UInt16 = 4;  # Broadcast -> Ack (a member asks the room's node to push 224)
 const methodClaim :UInt16 = 5;      # Claim -> ClaimReply (reserve a party member at its home)
@@ -59,6 +59,7 @@ struct Join {
   holder @5 :Holder;
   fromSearch @6 :Bool;              # false for a direct join by room ID
   waitedMs @7 :UInt32;              # since the joining ticket started
+  pushesInReply @8 :Bool;           # the sender reads JoinReply.pushes (older senders do not)
 }
 
 struct JoinReply {
@@ -66,6 +67,9 @@ struct JoinReply {
   reason @1 :Text;                  # why not, when refused
   taken @2 :Bool;                   # refused because the room is gone, closed or full
   gone @3 :Bool;                    # refused because the room is gone for good
+  pushes @4 :List(Push);            # accepted, to a sender that asked: the pushes the join made
+                                    # for users connected to the sender, in order, each as if
+                                    # sent on its own (methodPush); a retry of the join repeats them
 }
 
 struct Push {

@@ -100,6 +100,40 @@ Holder read_holder(wire::Holder::Reader in) {
     return holder;
 }
 
+void write_push(wire::Push::Builder out, const PushEnvelope& push) {
+    out.setPushId(push.push_id);
+    out.setUserId(push.user.str());
+    out.setTicketType(push.ticket_type);
+    out.setTicketId(push.ticket_id.str());
+    out.setRoomId(push.room_id.str());
+    out.setRoomOwner(push.room_owner.str());
+    out.setKind(static_cast<wire::Push::Kind>(push.kind));
+    out.setVer(push.ver);
+    out.setCmd(push.cmd);
+    out.setMessage(data_of(push.message));
+    out.setReason(static_cast<wire::EndReason>(push.reason));
+}
+
+PushEnvelope read_push(wire::Push::Reader in) {
+    PushEnvelope push;
+    push.push_id = text(in.getPushId(), id_bytes_max, "push ID");
+    push.user = UserId(text(in.getUserId(), id_bytes_max, "user ID"));
+    push.ticket_type = in.getTicketType();
+    push.ticket_id = TicketId(text(in.getTicketId(), id_bytes_max, "ticket ID"));
+    push.room_id = TicketId(text(in.getRoomId(), id_bytes_max, "room ID"));
+    push.room_owner = UserId(text(in.getRoomOwner(), id_bytes_max, "room owner"));
+    const auto kind = static_cast<unsigned>(in.getKind());
+    if (kind > static_cast<unsigned>(WireKind::failure)) {
+        throw std::invalid_argument("unknown push kind");
+    }
+    push.kind = static_cast<WireKind>(kind);
+    push.ver = in.getVer();
+    push.cmd = in.getCmd();
+    push.message = bytes(in.getMessage(), message_bytes_max, "message");
+    push.reason = end_reason_from_wire(static_cast<unsigned>(in.getReason()));
+    return push;
+}
+
 template <typename Root, typename Fill>
 mesh::Payload build(Fill&& fill) {
     mesh::LocalMessageBuilder message;
@@ -143,32 +177,31 @@ mesh::Payload encode(const JoinMessage& message, const HolderView& holder) {
         root.setFromSearch(message.from_search);
         root.setWaitedMs(static_cast<std::uint32_t>(
             std::clamp<Duration::rep>(message.waited.count(), 0, UINT32_MAX)));
+        root.setPushesInReply(message.pushes_in_reply);
     });
 }
 
 mesh::Payload encode(const JoinReplyMessage& message) {
+    return encode(message, message.pushes);
+}
+
+mesh::Payload encode(const JoinReplyMessage& message, std::span<const PushEnvelope> pushes) {
     return build<wire::JoinReply>([&](wire::JoinReply::Builder root) {
         root.setAccepted(message.accepted);
         root.setReason(message.reason);
         root.setTaken(message.taken);
         root.setGone(message.gone);
+        if (!pushes.empty()) {
+            auto list = root.initPushes(static_cast<unsigned>(pushes.size()));
+            for (unsigned i = 0; i < pushes.size(); ++i) {
+                write_push(list[i], pushes[i]);
+            }
+        }
     });
 }
 
 mesh::Payload encode(const PushEnvelope& message) {
-    return build<wire::Push>([&](wire::Push::Builder root) {
-        root.setPushId(message.push_id);
-        root.setUserId(message.user.str());
-        root.setTicketType(message.ticket_type);
-        root.setTicketId(message.ticket_id.str());
-        root.setRoomId(message.room_id.str());
-        root.setRoomOwner(message.room_owner.str());
-        root.setKind(static_cast<wire::Push::Kind>(message.kind));
-        root.setVer(message.ver);
-        root.setCmd(message.cmd);
-        root.setMessage(data_of(message.message));
-        root.setReason(static_cast<wire::EndReason>(message.reason));
-    });
+    return build<wire::Push>([&](wire::Push::Builder root) { write_push(root, message); });
 }
 
 mesh::Payload encode(const LeaveMessage& message) {
@@ -231,8 +264,11 @@ JoinReplyMessage refused_join(JoinRefusal refusal) {
     const bool seats_gone = refusal != JoinRefusal::other_type &&
                             refusal != JoinRefusal::already_member &&
                             refusal != JoinRefusal::not_allowed;
-    return JoinReplyMessage{false, std::string(to_string(refusal)), seats_gone,
-                            refusal == JoinRefusal::room_not_found};
+    return JoinReplyMessage{false,
+                            std::string(to_string(refusal)),
+                            seats_gone,
+                            refusal == JoinRefusal::room_not_found,
+                            {}};
 }
 
 std::string_view to_string(ClaimRefusal refusal) {
@@ -307,6 +343,7 @@ Decoded<JoinMessage> decode_join(mesh::PayloadView payload, const capnp::ReaderO
         message.holder = read_holder(root.getHolder());
         message.from_search = root.getFromSearch();
         message.waited = Duration(root.getWaitedMs());
+        message.pushes_in_reply = root.getPushesInReply();
         return message;
     });
 }
@@ -314,31 +351,27 @@ Decoded<JoinMessage> decode_join(mesh::PayloadView payload, const capnp::ReaderO
 Decoded<JoinReplyMessage> decode_join_reply(mesh::PayloadView payload,
                                             const capnp::ReaderOptions& options) {
     return decode<wire::JoinReply>(payload, options, [](wire::JoinReply::Reader root) {
-        return JoinReplyMessage{root.getAccepted(), text(root.getReason(), 1024, "reason"),
-                                root.getTaken(), root.getGone()};
+        JoinReplyMessage message{root.getAccepted(),
+                                 text(root.getReason(), 1024, "reason"),
+                                 root.getTaken(),
+                                 root.getGone(),
+                                 {}};
+        auto pushes = root.getPushes();
+        if (pushes.size() > join_reply_pushes_max || (!message.accepted && pushes.size() != 0)) {
+            throw std::invalid_argument(fmt::format("{} pushes on a join's {} answer",
+                                                    pushes.size(),
+                                                    message.accepted ? "accepted" : "refused"));
+        }
+        message.pushes.reserve(pushes.size());
+        for (auto push : pushes) {
+            message.pushes.push_back(read_push(push));
+        }
+        return message;
     });
 }
 
 Decoded<PushEnvelope> decode_push(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
-    return decode<wire::Push>(payload, options, [](wire::Push::Reader root) {
-        PushEnvelope message;
-        message.push_id = text(root.getPushId(), id_bytes_max, "push ID");
-        message.user = UserId(text(root.getUserId(), id_bytes_max, "user ID"));
-        message.ticket_type = root.getTicketType();
-        message.ticket_id = TicketId(text(root.getTicketId(), id_bytes_max, "ticket ID"));
-        message.room_id = TicketId(text(root.getRoomId(), id_bytes_max, "room ID"));
-        message.room_owner = UserId(text(root.getRoomOwner(), id_bytes_max, "room owner"));
-        const auto kind = static_cast<unsigned>(root.getKind());
-        if (kind > static_cast<unsigned>(WireKind::failure)) {
-            throw std::invalid_argument("unknown push kind");
-        }
-        message.kind = static_cast<WireKind>(kind);
-        message.ver = root.getVer();
-        message.cmd = root.getCmd();
-        message.message = bytes(root.getMessage(), message_bytes_max, "message");
-        message.reason = end_reason_from_wire(static_cast<unsigned>(root.getReason()));
-        return message;
-    });
+    return decode<wire::Push>(payload, options, read_push);
 }
 
 Decoded<LeaveMessage> decode_leave(mesh::PayloadView payload, const capnp::ReaderOptions& options) {

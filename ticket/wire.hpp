@@ -2,6 +2,7 @@
 // Encoding and strict decoding of ticket.capnp. Decoders take peer bytes: every field is bounded,
 // nothing throws, and a message breaking a bound is refused whole.
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,30 +13,6 @@ namespace matchmesh::ticket {
 
 inline constexpr std::size_t party_max = 16;
 inline constexpr std::size_t id_bytes_max = 256;
-
-struct JoinMessage {
-    std::string attempt;
-    TicketId room_id;
-    TicketType ticket_type = 0;
-    TicketId ticket_id;
-    std::vector<SharedUser> party;
-    Holder holder;
-    bool from_search = true;
-    Duration waited{0};  // since the joining ticket started (the room reports members' waits)
-};
-
-struct JoinReplyMessage {
-    bool accepted = false;
-    std::string reason;
-    bool taken = false;  // refused because the room is gone, closed or full, not by its rules
-    bool gone = false;   // refused because the room is gone: no later join can succeed
-};
-
-[[nodiscard]] std::string_view to_string(JoinRefusal refusal);
-// The refusal as sent: its words for logs and errors, and whether the seats are gone (the room
-// is gone, closed or full), which a searcher counts against its candidates, rather than this
-// party refused by the room's rules.
-[[nodiscard]] JoinReplyMessage refused_join(JoinRefusal refusal);
 
 enum class WireKind { success, timeout, cancel, broadcast, announce, room_closed, placed, failure };
 
@@ -52,6 +29,38 @@ struct PushEnvelope {
     Bytes message;
     EndReason reason = EndReason::unspecified;
 };
+
+struct JoinMessage {
+    std::string attempt;
+    TicketId room_id;
+    TicketType ticket_type = 0;
+    TicketId ticket_id;
+    std::vector<SharedUser> party;
+    Holder holder;
+    bool from_search = true;
+    Duration waited{0};  // since the joining ticket started (the room reports members' waits)
+    bool pushes_in_reply = true;  // the sender reads the reply's pushes (older nodes did not)
+};
+
+struct JoinReplyMessage {
+    bool accepted = false;
+    std::string reason;
+    bool taken = false;  // refused because the room is gone, closed or full, not by its rules
+    bool gone = false;   // refused because the room is gone: no later join can succeed
+    // Accepted: the pushes the join made for users connected to the node that sent it (when it
+    // asked for them so), in order, each as if it had come on its own.
+    std::vector<PushEnvelope> pushes;
+};
+inline constexpr std::size_t join_reply_pushes_max = 1024;
+
+[[nodiscard]] std::string_view to_string(JoinRefusal refusal);
+// The refusal as sent: its words for logs and errors, and whether the seats are gone (the room
+// is gone, closed or full), which a searcher counts against its candidates, rather than this
+// party refused by the room's rules.
+[[nodiscard]] JoinReplyMessage refused_join(JoinRefusal refusal);
+[[nodiscard]] inline JoinReplyMessage accepted_join() {
+    return JoinReplyMessage{true, {}, false, false, {}};
+}
 
 struct LeaveMessage {
     TicketId room_id;
@@ -123,6 +132,9 @@ struct HolderView {
 };
 // The join with `holder` in place of message.holder.
 [[nodiscard]] mesh::Payload encode(const JoinMessage& message, const HolderView& holder);
+// The reply with `pushes` in place of message.pushes (kept elsewhere).
+[[nodiscard]] mesh::Payload encode(const JoinReplyMessage& message,
+                                   std::span<const PushEnvelope> pushes);
 [[nodiscard]] mesh::Payload encode(const JoinReplyMessage& message);
 [[nodiscard]] mesh::Payload encode(const PushEnvelope& message);
 [[nodiscard]] mesh::Payload encode(const LeaveMessage& message);

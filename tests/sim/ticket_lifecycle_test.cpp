@@ -133,6 +133,52 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});  // no second terminal push
 }
 
+// The pushes a join makes for users at the node that sent it ride on the join's answer: bob's
+// 220 costs no frame of its own. An answer lost on the way is given again, pushes and all, to the
+// join's retry, and bob still hears one 220.
+TEST_CASE(
+    "ticket/lifecycle: a join's answer carries the pushes for its sender's users, again "
+    "to a retry") {
+    for (const bool lose_first_answer : {false, true}) {
+        CAPTURE(lose_first_answer);
+        Recorder recorder;
+        TicketCluster cluster{3, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
+                              [&recorder] { return recorder.make(); }};
+        cluster.connect(0, "ann", 1500);
+        cluster.connect(1, "bob", 1520);
+        REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+        cluster.run(700ms);
+        int pushes_to_n1 = 0;
+        int answers_lost = 0;
+        cluster.world.drop_if([&](const NodeId& from, const NodeId& to, const Envelope& frame) {
+            if (from != NodeId("n0") || to != NodeId("n1") || frame.service != wire::SERVICE) {
+                return false;
+            }
+            pushes_to_n1 += frame.method == wire::METHOD_PUSH ? 1 : 0;
+            if (lose_first_answer && answers_lost == 0 && frame.method == wire::METHOD_JOIN &&
+                frame.kind == EnvelopeKind::response) {
+                ++answers_lost;
+                return true;
+            }
+            return false;
+        });
+        REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+        cluster.run(lose_first_answer ? 1s : 100ms);
+        CHECK(answers_lost == (lose_first_answer ? 1 : 0));
+        CHECK(pushes_to_n1 == 0);
+        CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+        CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+        CHECK(cluster.ledger.pushes.at(UserId("bob")).back().message.payload == Bytes{'o', 'k'});
+        CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) ==
+              std::vector<UserId>{UserId("ann"), UserId("bob")});
+        cluster.run(3s);
+        CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});  // and nothing after
+        for (const std::string& broken : cluster.broken_invariants()) {
+            FAIL_CHECK(broken);
+        }
+    }
+}
+
 // Two tickets that wait from the same moment (as two whose searches ran together and found
 // nothing) never meet without a wait search: only searchers join waiting rooms. With one, each
 // looks a second later and tries to join the other's room. Where both searches ask another node,

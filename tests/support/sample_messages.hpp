@@ -64,6 +64,22 @@ inline std::vector<SampleMessage> store_samples() {
     };
 }
 
+// A 220 from room 1.1@node-1 to user u1 at node-2.
+inline matchmesh::ticket::PushEnvelope sample_push() {
+    using namespace matchmesh;
+    return ticket::PushEnvelope{"p1",
+                                UserId("u1"),
+                                1,
+                                TicketId("2.1@node-2"),
+                                TicketId("1.1@node-1"),
+                                UserId("u2"),
+                                ticket::WireKind::success,
+                                1,
+                                220,
+                                {9},
+                                ticket::EndReason::completed};
+}
+
 inline std::vector<SampleMessage> ticket_samples() {
     using namespace matchmesh;
     using Kind = mesh::EnvelopeKind;
@@ -74,22 +90,15 @@ inline std::vector<SampleMessage> ticket_samples() {
         1,      TicketId("2.1@node-2"),
         {user}, {{{"rating", 1500}}, {{"rating", {1500, 1400, 1600}}}, {1, 2}},
         true};
-    const ticket::PushEnvelope push{"p1",
-                                    UserId("u1"),
-                                    1,
-                                    TicketId("2.1@node-2"),
-                                    TicketId("1.1@node-1"),
-                                    UserId("u2"),
-                                    ticket::WireKind::success,
-                                    1,
-                                    220,
-                                    {9}};
+    const ticket::PushEnvelope push = sample_push();
     const ticket::SessionsMessage sessions{NodeId("node-1"),
                                            {{UserId("u1"), 7}, {UserId("u2"), 8}}};
     return {
         {"join", 2, 1, Kind::request, ticket::encode(join)},
         {"join_reply", 2, 1, Kind::response,
-         ticket::encode(ticket::JoinReplyMessage{false, "full", true})},
+         ticket::encode(ticket::JoinReplyMessage{false, "full", true, false, {}})},
+        {"join_reply_pushes", 2, 1, Kind::response,
+         ticket::encode(ticket::JoinReplyMessage{true, {}, false, false, {push, push}})},
         {"push", 2, 2, Kind::request, ticket::encode(push)},
         {"ticket_leave", 2, 3, Kind::request,
          ticket::encode(ticket::LeaveMessage{TicketId("1.1@node-1"), UserId("u1"), 1})},

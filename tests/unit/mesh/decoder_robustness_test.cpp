@@ -107,6 +107,7 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
         count(node::decode_request(view, options).has_value());
         count(ticket::decode_sessions(view, options).has_value());
         count(ticket::decode_join(view, options).has_value());
+        count(ticket::decode_join_reply(view, options).has_value());
         count(ticket::decode_push(view, options).has_value());
         count(ticket::decode_broadcast(view, options).has_value());
         count(ticket::decode_claim(view, options).has_value());
@@ -153,6 +154,56 @@ TEST_CASE("ticket/wire: a join refused for a room that is gone says so, and no o
     for (auto refusal : {ticket::JoinRefusal::not_waiting, ticket::JoinRefusal::full,
                          ticket::JoinRefusal::not_allowed, ticket::JoinRefusal::closed}) {
         CHECK_FALSE(reply_to(refusal).gone);
+    }
+}
+
+TEST_CASE(
+    "ticket/wire: an accepted join's answer carries pushes; a refusal or too many is refused") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    const ticket::PushEnvelope push = test_support::sample_push();
+    ticket::JoinReplyMessage accepted = ticket::accepted_join();
+    accepted.pushes = {push, push};
+    accepted.pushes[1].push_id = "p2";
+    auto read = ticket::decode_join_reply(ticket::encode(accepted).words(), options);
+    REQUIRE(read.has_value());
+    CHECK(read->accepted);
+    REQUIRE(read->pushes.size() == 2);
+    CHECK(read->pushes[1].push_id == "p2");
+    CHECK(read->pushes[0].message == ticket::Bytes{9});
+    CHECK(read->pushes[0].reason == ticket::EndReason::completed);
+
+    ticket::JoinReplyMessage refused = ticket::refused_join(ticket::JoinRefusal::full);
+    refused.pushes = {push};
+    auto refused_read = ticket::decode_join_reply(ticket::encode(refused).words(), options);
+    REQUIRE_FALSE(refused_read.has_value());
+    CHECK(refused_read.error() == "1 pushes on a join's refused answer");
+
+    accepted.pushes.assign(ticket::join_reply_pushes_max + 1, push);
+    auto flood = ticket::decode_join_reply(ticket::encode(accepted).words(), options);
+    REQUIRE_FALSE(flood.has_value());
+    CHECK(flood.error().find("pushes on a join's accepted answer") != std::string::npos);
+
+    accepted.pushes = {push};
+    accepted.pushes[0].user = UserId(std::string(4096, 'u'));
+    auto long_id = ticket::decode_join_reply(ticket::encode(accepted).words(), options);
+    REQUIRE_FALSE(long_id.has_value());
+    CHECK(long_id.error().find("user ID") != std::string::npos);
+}
+
+// A join from a node that does not read pushes from the answer (an older one) says so by not
+// saying it wants them; ours do.
+TEST_CASE("ticket/wire: a join says whether its sender reads pushes from the answer") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    const auto user = std::make_shared<const ticket::User>(
+        ticket::User{UserId("u1"), "s1", NodeId("node-2"), {}, 3});
+    ticket::JoinMessage join{
+        "a/1", TicketId("1.1@node-1"), 1, TicketId("2.1@node-2"), {user}, {}, true, {}};
+    CHECK(join.pushes_in_reply);
+    for (const bool wants : {true, false}) {
+        join.pushes_in_reply = wants;
+        auto read = ticket::decode_join(ticket::encode(join).words(), options);
+        REQUIRE(read.has_value());
+        CHECK(read->pushes_in_reply == wants);
     }
 }
 
