@@ -197,9 +197,7 @@ void Home::join_room(TicketType type, const TicketId& room, const NodeId& node, 
                                  : std::unexpected(reply.error().message);
             if (decoded && decoded->accepted) {
                 conclude(nullptr);
-                for (const PushEnvelope& push : decoded->pushes) {  // the room's news for us
-                    receive_push(push);
-                }
+                receive_pushes(decoded->pushes);  // the room's news for users here
             } else {
                 conclude(decoded ? &decoded->reason : &decoded.error());
             }

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,12 @@ public:
     }
     // A push for a user connected here, from its room's node.
     void receive_push(const PushEnvelope& push);
+    // The pushes a join's answer carried, in order.
+    void receive_pushes(std::span<const PushEnvelope> pushes) {
+        for (const PushEnvelope& push : pushes) {
+            receive_push(push);
+        }
+    }
     // Ends the user's participation of this type here, telling it why (222) unless it completed.
     void cancel_participation(const UserId& user, TicketType type, EndReason why);
     // The user joins room `room` on `node` directly, as ticket `id` (JoinRoomByID).

@@ -498,9 +498,7 @@ void Tickets::send_join(const TicketId& id) {
         std::vector<PushEnvelope> pushes =
             answer ? std::exchange(answer->pushes, {}) : std::vector<PushEnvelope>{};
         on_join_reply(id, attempt, std::move(answer));
-        for (const PushEnvelope& push : pushes) {  // the room's news for users here
-            home_.receive_push(push);
-        }
+        home_.receive_pushes(pushes);  // the room's news for users here
     };
     context_.courier.request(ticket.joining->node, wire::SERVICE, wire::METHOD_JOIN,
                              encode(join, holder_view(ticket.params)), std::move(answered),

@@ -658,15 +658,14 @@ void TicketService::on_join(const NodeId& from, mesh::PayloadView payload,
     JoinReplyMessage reply;
     std::vector<PushEnvelope> pushes =
         home_.hold_pushes_for(from, [&] { reply = rooms_.accept_join(*join); });
-    if (pushes.empty()) {
-        responder.reply(encode(reply));
-    } else if (reply.accepted && recall_.keep_answer_pushes(join->attempt, from, pushes)) {
+    if (!pushes.empty() && reply.accepted &&
+        recall_.keep_answer_pushes(join->attempt, from, pushes)) {
         responder.reply(encode(reply, *recall_.answer_pushes(join->attempt)));
-    } else {
-        responder.reply(encode(reply));
-        for (PushEnvelope& push : pushes) {
-            home_.deliver(from, std::move(push));
-        }
+        return;
+    }
+    responder.reply(encode(reply));
+    for (PushEnvelope& push : pushes) {  // not kept: on their own
+        home_.deliver(from, std::move(push));
     }
 }
 
