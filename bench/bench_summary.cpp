@@ -13,6 +13,7 @@
 // status 0 if so, 1 if not), for bench.sh to decide whether a ramp goes on.
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -375,15 +376,24 @@ std::string markdown(const json& summary) {
             e["websocket"]["gateway_cpu_us_per_command"].dump());
     }
     if (summary.contains("scale") && !summary["scale"].empty()) {
-        table +=
+        const bool counted = summary["scale"].front().contains("instructions_per_match");
+        table += fmt::format(
             "\n| nodes | frames per match | membership frames per node per s | CPU us per "
-            "match | capacity (matches/s) |\n|---:|---:|---:|---:|---:|\n";
+            "match | capacity (matches/s) |{}\n|---:|---:|---:|---:|---:|{}\n",
+            counted ? " instructions per match | capacity by instructions (x smallest) |" : "",
+            counted ? "---:|---:|" : "");
         for (const json& size : summary["scale"]) {
             table += fmt::format(
-                "| {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} |\n", size["nodes"].get<std::size_t>(),
+                "| {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} |", size["nodes"].get<std::size_t>(),
                 size["frames_per_match"].get<double>(),
                 size["membership_frames_per_node_s"].get<double>(),
                 size["cpu_us_per_match"].get<double>(), size["capacity"].get<double>());
+            if (counted) {
+                table +=
+                    fmt::format(" {} | {} |", size.value("instructions_per_match", json()).dump(),
+                                size.value("capacity_vs_smallest_by_instructions", json()).dump());
+            }
+            table += "\n";
         }
     }
     return table;
@@ -415,6 +425,39 @@ std::map<std::string, std::vector<Point>> read_runs(const fs::path& dir) {
                   [](const Point& a, const Point& b) { return a.rate < b.rate; });
     }
     return systems;
+}
+
+// Instructions per match at each cluster size (scale-instructions.txt: "NODES INSTRUCTIONS" a
+// line, from --instructions), and the capacity they imply against the smallest size: nodes per
+// instruction per match, relative. CPU seconds on a shared machine drift by half from run to
+// run; these do not.
+void add_scale_instructions(const fs::path& dir, json& scale) {
+    std::ifstream lines(dir / "scale-instructions.txt");
+    std::map<std::size_t, double> per_match;
+    std::size_t nodes = 0;
+    double total = 0;
+    while (lines >> nodes >> total) {
+        for (const json& size : scale) {
+            if (size.value("nodes", std::size_t{0}) == nodes && size.value("matches", 0.0) > 0) {
+                per_match[nodes] = total / size["matches"].get<double>();
+            }
+        }
+    }
+    if (per_match.empty()) {
+        return;
+    }
+    const auto& [smallest, smallest_cost] = *per_match.begin();
+    for (json& size : scale) {
+        auto found = per_match.find(size.value("nodes", std::size_t{0}));
+        if (found == per_match.end()) {
+            continue;
+        }
+        size["instructions_per_match"] = static_cast<std::int64_t>(std::round(found->second));
+        size["capacity_vs_smallest_by_instructions"] =
+            std::round(100 * (static_cast<double>(found->first) / found->second) /
+                       (static_cast<double>(smallest) / smallest_cost)) /
+            100;
+    }
 }
 
 // The simulation benchmark's figures, when the run made them.
@@ -450,6 +493,7 @@ void add_simulation(const fs::path& dir, json& summary) {
         summary["scale"] = scale.value("scale", json::array());
         summary["scale_trace"] = {{"rate", scale.value("rate", json())},
                                   {"seconds", scale.value("seconds", json())}};
+        add_scale_instructions(dir, summary["scale"]);
     }
 }
 

@@ -245,12 +245,23 @@ echo "bench: simulated cluster: memory per waiting ticket, cost against pool siz
 echo "bench: simulated cluster: cost per match as the cluster grows"
 if [ $quick -eq 1 ]; then scale_sizes=3,6,12,24; else scale_sizes=3,6,12,24,48,96,192; fi
 "$bin/matchmesh-bench-sim" scale --nodes "$scale_sizes" >"$out_dir/sim-scale.json"
-rm -f "$out_dir/instructions.txt"
+rm -f "$out_dir/instructions.txt" "$out_dir/scale-instructions.txt"
 if [ $instructions -eq 1 ]; then
     echo "bench: instructions per match (callgrind)"
     valgrind --tool=callgrind --toggle-collect='*run_matches*' --callgrind-out-file="$out_dir/callgrind.out" \
         "$bin/matchmesh-bench-sim" matches >/dev/null 2>"$out_dir/callgrind.log"
     sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind.out" >"$out_dir/instructions.txt"
+    # The same per cluster size: CPU time on a shared machine drifts by half from run to run,
+    # instructions do not. Only the arrivals' window counts, membership upkeep included, as
+    # in cpu_us_per_match.
+    echo "bench: instructions per match against cluster size (callgrind)"
+    for nodes in ${scale_sizes//,/ }; do
+        valgrind --tool=callgrind --toggle-collect='*SimulatedCluster::play*' \
+            --callgrind-out-file="$out_dir/callgrind-scale.out" \
+            "$bin/matchmesh-bench-sim" scale --nodes "$nodes" >/dev/null 2>"$out_dir/callgrind.log"
+        echo "$nodes $(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind-scale.out")"
+    done >"$out_dir/scale-instructions.txt"
+    rm -f "$out_dir/callgrind-scale.out"
 fi
 
 # The WebSocket entrance (matchmesh-gateway) against the client port: the same commands at the

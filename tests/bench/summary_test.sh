@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # matchmesh-bench-summary: whether one run sustained its rate (the ramp's stop rule in bench.sh),
 # the single node's ceiling and first failed rate in the summary of a run's folder, and the
-# remote searches' figures beside them.
+# remote searches' figures and the instructions per match against cluster size beside them.
 set -euo pipefail
 summary=$1
 dir=$(mktemp -d)
@@ -31,6 +31,17 @@ if "$summary" --sustains "$dir/runs/missing.json" --rate 7000 2>/dev/null; then
 fi
 echo '{"pipelined_searches_per_s": 150000, "pipelined_cpu_us_per_search_searcher": 6.5}' \
     >"$dir/mesh.json"
+# Cost against cluster size, with instructions counted for two of its three sizes.
+cat >"$dir/sim-scale.json" <<'JSON'
+{"rate": 500, "seconds": 10, "scale": [
+ {"nodes": 3, "matches": 100, "frames_per_match": 8, "membership_frames_per_node_s": 4,
+  "cpu_us_per_match": 80, "capacity": 37500},
+ {"nodes": 6, "matches": 100, "frames_per_match": 12, "membership_frames_per_node_s": 4,
+  "cpu_us_per_match": 90, "capacity": 66666},
+ {"nodes": 96, "matches": 50, "frames_per_match": 18, "membership_frames_per_node_s": 4,
+  "cpu_us_per_match": 180, "capacity": 533333}]}
+JSON
+printf '3 20000000\n96 16000000\n' >"$dir/scale-instructions.txt"
 "$summary" "$dir" >/dev/null
 python3 - "$dir/summary.json" <<'PY'
 import json, sys
@@ -41,5 +52,11 @@ assert single["max_rate"] == 4000, single
 assert single["failed_at_rate"] == 7000, single
 assert single["generator_cpu_share_there"] == 1.0, single
 assert summary["single_node_rate_ratio"] == round(4000 / 7000, 2), summary
+scale = {size["nodes"]: size for size in summary["scale"]}
+assert scale[3]["instructions_per_match"] == 200000, scale
+assert scale[96]["instructions_per_match"] == 320000, scale
+assert scale[3]["capacity_vs_smallest_by_instructions"] == 1.0, scale
+assert scale[96]["capacity_vs_smallest_by_instructions"] == 20.0, scale
+assert "instructions_per_match" not in scale[6], scale
 PY
 echo "summary: ok"
