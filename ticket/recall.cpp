@@ -46,18 +46,19 @@ void Recall::accepted_join(const std::string& attempt, Time now) {
     accepted_joins_[attempt].forget_at = now + memory_;
 }
 
-bool Recall::keep_answer_pushes(const std::string& attempt, const NodeId& to,
-                                std::vector<PushEnvelope>& pushes) {
+const std::vector<PushEnvelope>* Recall::keep_answer_pushes(const std::string& attempt,
+                                                            const NodeId& to,
+                                                            std::vector<PushEnvelope>& pushes) {
     auto found = accepted_joins_.find(attempt);
     MM_ASSERT(found != accepted_joins_.end() && found->second.pushes.empty());
     const std::size_t bytes = bytes_of(pushes);
     if (kept_push_bytes_ + bytes > kept_push_bytes_max_) {
-        return false;
+        return nullptr;
     }
     kept_push_bytes_ += bytes;
     found->second.pushes = std::move(pushes);
     found->second.to = to;
-    return true;
+    return &found->second.pushes;
 }
 
 void Recall::forget_answer_pushes_to(const NodeId& node) {

@@ -43,11 +43,11 @@ public:
     [[nodiscard]] bool accepted_join(const std::string& attempt) const {
         return accepted_joins_.contains(attempt);
     }
-    // Takes the pushes the answer to accepted join `attempt` carries (answer_pushes has them),
-    // for a retry of the join; false, leaving them, when that would pass the bound (the caller
-    // sends them on their own).
-    [[nodiscard]] bool keep_answer_pushes(const std::string& attempt, const NodeId& to,
-                                          std::vector<PushEnvelope>& pushes);
+    // Takes the pushes the answer to accepted join `attempt` carries, for a retry of the join,
+    // and returns them as kept (answer_pushes has them too); null, leaving them, when that would
+    // pass the bound (the caller sends them on their own).
+    [[nodiscard]] const std::vector<PushEnvelope>* keep_answer_pushes(
+        const std::string& attempt, const NodeId& to, std::vector<PushEnvelope>& pushes);
     // Node `node` is gone: the room let its parties go, and a retry of their joins is refused.
     void forget_answer_pushes_to(const NodeId& node);
     // The pushes kept for a retry of join `attempt`; null when there are none.

@@ -658,10 +658,11 @@ void TicketService::on_join(const NodeId& from, mesh::PayloadView payload,
     JoinReplyMessage reply;
     std::vector<PushEnvelope> pushes =
         home_.hold_pushes_for(from, [&] { reply = rooms_.accept_join(*join); });
-    if (!pushes.empty() && reply.accepted &&
-        recall_.keep_answer_pushes(join->attempt, from, pushes)) {
-        responder.reply(encode(reply, *recall_.answer_pushes(join->attempt)));
-        return;
+    if (!pushes.empty() && reply.accepted) {
+        if (const auto* kept = recall_.keep_answer_pushes(join->attempt, from, pushes)) {
+            responder.reply(encode(reply, *kept));
+            return;
+        }
     }
     responder.reply(encode(reply));
     for (PushEnvelope& push : pushes) {  // not kept: on their own
