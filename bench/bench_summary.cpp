@@ -3,7 +3,8 @@
 // Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh (3 nodes),
 // single_node or redis, with the ideal's own run on each trace in ideal-<rate>.json) and, when
 // present, the team run (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json,
-// sim-memory.json, sim-pool.json, sim-scale.json, mesh.json, entrance.json and instructions.txt;
+// sim-memory.json, sim-pool.json, sim-scale.json, mesh.json, entrance.json and, from
+// --instructions, instructions.txt, scale-instructions.txt and pool-instructions.txt;
 // writes <dir>/summary.json, <dir>/table.md and the charts' data and gnuplot scripts
 // (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the table.
 //
@@ -23,6 +24,8 @@
 #include <CLI/CLI.hpp>
 #include <matchmesh/version.hpp>
 #include <nlohmann/json.hpp>
+
+#include "bench/fit.hpp"
 
 namespace {
 
@@ -359,7 +362,7 @@ std::string markdown(const json& summary) {
                          summary.value("single_node_rate_ratio", json()).dump());
     for (const std::string key :
          {"instructions_per_match", "allocations_per_match", "bytes_per_waiting_ticket",
-          "pool_growth_exponent"}) {
+          "pool_growth_exponent", "pool_growth_exponent_by_instructions"}) {
         if (summary.contains(key)) {
             table += fmt::format("{}: {}\n", key, summary[key].dump());
         }
@@ -460,6 +463,32 @@ void add_scale_instructions(const fs::path& dir, json& scale) {
     }
 }
 
+// Instructions per newcomer at each pool size (pool-instructions.txt: "POOL INSTRUCTIONS" a line,
+// the newcomers' windows under callgrind, from --instructions), and the growth exponent they give:
+// the pool's cost as the newcomer's own code pays it, which a busy host or the caches a larger
+// pool misses cannot move.
+void add_pool_instructions(const fs::path& dir, json& summary) {
+    std::ifstream lines(dir / "pool-instructions.txt");
+    std::vector<double> log_pool;
+    std::vector<double> log_cost;
+    std::size_t pool = 0;
+    double total = 0;
+    while (lines >> pool >> total) {
+        for (json& run : summary["sim_pool"]["runs"]) {
+            if (run.value("pool", std::size_t{0}) == pool && run.value("newcomers", 0.0) > 0) {
+                const double per_newcomer = total / run["newcomers"].get<double>();
+                run["instructions_per_newcomer"] = std::round(per_newcomer);
+                log_pool.push_back(std::log(static_cast<double>(pool)));
+                log_cost.push_back(std::log(per_newcomer));
+            }
+        }
+    }
+    if (log_pool.size() >= 2) {
+        summary["pool_growth_exponent_by_instructions"] =
+            std::round(1000 * matchmesh::bench::least_squares_slope(log_pool, log_cost)) / 1000;
+    }
+}
+
 // The simulation benchmark's figures, when the run made them.
 void add_simulation(const fs::path& dir, json& summary) {
     if (const json matches = read_json(dir / "sim-matches.json"); matches.is_object()) {
@@ -485,6 +514,7 @@ void add_simulation(const fs::path& dir, json& summary) {
     if (const json pool = read_json(dir / "sim-pool.json"); pool.is_object()) {
         summary["pool_growth_exponent"] = pool.value("pool_growth_exponent", json());
         summary["sim_pool"] = pool;
+        add_pool_instructions(dir, summary);
     }
     if (const json entrance = read_json(dir / "entrance.json"); entrance.is_object()) {
         summary["websocket_entrance"] = entrance;

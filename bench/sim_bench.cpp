@@ -24,7 +24,9 @@
 //       tickets of which only 10% could match them; CPU time and virtual time per newcomer, and
 //       the slope of log(CPU per newcomer) over log(P) (0: a newcomer costs the same whatever the
 //       pool). The mean counts the periodic work that lands in a newcomer's window (the store's
-//       sweeps, which grow with P); the median is the newcomer's own work.
+//       sweeps, which grow with P); the median is the newcomer's own work. The measured part is
+//       the function measure_newcomer, so that callgrind can count the instructions of the same
+//       windows (--toggle-collect='*measure_newcomer*', scripts/bench.sh --instructions).
 //
 //   matchmesh-bench-sim scale --nodes 3,6,12,24,48,96,192 [--rate 500 --seconds 10]
 //       The same 1v1 trace on clusters of each size: frames per match, membership frames per
@@ -54,6 +56,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/allocation_count.hpp"
+#include "bench/fit.hpp"
 #include "bench/sim_scale.hpp"
 #include "bench/simulated_cluster.hpp"
 #include "bench/trace.hpp"
@@ -80,19 +83,6 @@ constexpr ticket::TicketType other_type = 2;  // pool mode: the same profile und
 std::int64_t heap_in_use() {
     const struct mallinfo2 info = mallinfo2();
     return static_cast<std::int64_t>(info.uordblks + info.hblkhd);
-}
-
-double least_squares_slope(const std::vector<double>& x, const std::vector<double>& y) {
-    const auto n = static_cast<double>(x.size());
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        sx += x[i];
-        sy += y[i];
-        sxx += x[i] * x[i];
-        sxy += x[i] * y[i];
-    }
-    const double denominator = n * sxx - sx * sx;
-    return denominator == 0 ? 0.0 : (n * sxy - sx * sy) / denominator;
 }
 
 // --- matches -------------------------------------------------------------------------------
@@ -294,6 +284,8 @@ struct PoolFigures {
 // The pool: `slots` duel tickets (the relevant 10%), the slot on node slot % 3, and nine "other"
 // tickets per slot in the same buckets under another tag, which duel searches (empty tag) never
 // read.
+constexpr Duration settle_after_fill = std::chrono::seconds(1);  // ten search intervals
+
 void fill_pool(SimulatedCluster& cluster, std::size_t pool, std::size_t slots) {
     for (std::size_t k = 0; k < pool - slots; ++k) {
         const std::int64_t offset = static_cast<std::int64_t>(k % 5) * 100 - 200;
@@ -307,6 +299,11 @@ void fill_pool(SimulatedCluster& cluster, std::size_t pool, std::size_t slots) {
     const std::size_t items = pool * cluster.replicas();
     cluster.run_until([&] { return cluster.items_stored() == items; }, std::chrono::seconds(10),
                       "the pool's items on their replicas");
+    // Each ticket whose first search found nothing looks once more soon after (within a quarter
+    // of its search interval), and the duel tickets search again at their interval: the pool's
+    // own work, which would otherwise land in the first newcomers' windows (at 100,000 tickets,
+    // tens of thousands of searches). The measures start once it is done.
+    cluster.world().run_for(settle_after_fill);
 }
 
 // One newcomer, measured from its start until it has its 220 and its partner's items are gone.

@@ -3,14 +3,16 @@
 # the Redis baseline replay the same 1v1 arrival traces at rising rates; the ideal matcher scores
 # each trace; a 3v3 run of mixed parties meets matchmesh and the ideal; the simulated cluster gives
 # the costs noise cannot move (bytes per waiting ticket, cost against pool size, cost per match
-# against cluster size, and with --instructions instructions per match under callgrind).
+# against cluster size, and with --instructions instructions per match and per newcomer to a
+# waiting pool under callgrind).
 #
 #   scripts/bench.sh                  the full ramp, 250 to 14,000 arrivals/s and on to
 #                                     40,000/s for a system that still keeps up, then past the
 #                                     ceiling: a burst and twice the highest sustained rate; then
 #                                     one node alone, ramped until it fails (about 25 minutes)
 #   scripts/bench.sh --quick          three rates, short runs
-#   scripts/bench.sh --instructions   also count instructions per match (valgrind, slow)
+#   scripts/bench.sh --instructions   also count instructions per match and per newcomer
+#                                     (valgrind, slow)
 # Then the WebSocket entrance (matchmesh-gateway) against the client port: round trips and CPU
 # per command through each.
 # Results: bench-results/ (or --out DIR): summary.json, table.md, ttm_cdf.png, ttm_vs_rate.png,
@@ -245,7 +247,7 @@ echo "bench: simulated cluster: memory per waiting ticket, cost against pool siz
 echo "bench: simulated cluster: cost per match as the cluster grows"
 if [ $quick -eq 1 ]; then scale_sizes=3,6,12,24; else scale_sizes=3,6,12,24,48,96,192; fi
 "$bin/matchmesh-bench-sim" scale --nodes "$scale_sizes" >"$out_dir/sim-scale.json"
-rm -f "$out_dir/instructions.txt" "$out_dir/scale-instructions.txt"
+rm -f "$out_dir/instructions.txt" "$out_dir/scale-instructions.txt" "$out_dir/pool-instructions.txt"
 if [ $instructions -eq 1 ]; then
     echo "bench: instructions per match (callgrind)"
     valgrind --tool=callgrind --toggle-collect='*run_matches*' --callgrind-out-file="$out_dir/callgrind.out" \
@@ -261,6 +263,14 @@ if [ $instructions -eq 1 ]; then
             "$bin/matchmesh-bench-sim" scale --nodes "$nodes" >/dev/null 2>"$out_dir/callgrind.log"
         echo "$nodes $(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind-scale.out")"
     done >"$out_dir/scale-instructions.txt"
+    # And the newcomers' windows at each pool size: how a newcomer's own cost grows with the pool.
+    echo "bench: instructions per newcomer against the waiting pool (callgrind)"
+    for pool in 1000 10000 100000; do
+        valgrind --tool=callgrind --toggle-collect='*measure_newcomer*' \
+            --callgrind-out-file="$out_dir/callgrind-scale.out" \
+            "$bin/matchmesh-bench-sim" pool --sizes "$pool" >/dev/null 2>"$out_dir/callgrind.log"
+        echo "$pool $(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind-scale.out")"
+    done >"$out_dir/pool-instructions.txt"
     rm -f "$out_dir/callgrind-scale.out"
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # matchmesh-bench-summary: whether one run sustained its rate (the ramp's stop rule in bench.sh),
 # the single node's ceiling and first failed rate in the summary of a run's folder, and the
-# remote searches' figures and the instructions per match against cluster size beside them.
+# remote searches' figures, the instructions per match against cluster size and per newcomer
+# against the waiting pool beside them.
 set -euo pipefail
 summary=$1
 dir=$(mktemp -d)
@@ -42,6 +43,13 @@ cat >"$dir/sim-scale.json" <<'JSON'
   "cpu_us_per_match": 180, "capacity": 533333}]}
 JSON
 printf '3 20000000\n96 16000000\n' >"$dir/scale-instructions.txt"
+# Cost against the waiting pool, with instructions that grow tenfold over a hundredfold pool.
+cat >"$dir/sim-pool.json" <<'JSON'
+{"mode": "pool", "pool_growth_exponent": 0.2, "runs": [
+ {"pool": 1000, "newcomers": 100, "cpu_us_per_newcomer": 20},
+ {"pool": 100000, "newcomers": 100, "cpu_us_per_newcomer": 50}]}
+JSON
+printf '1000 10000000\n100000 100000000\n' >"$dir/pool-instructions.txt"
 "$summary" "$dir" >/dev/null
 python3 - "$dir/summary.json" <<'PY'
 import json, sys
@@ -58,5 +66,10 @@ assert scale[96]["instructions_per_match"] == 320000, scale
 assert scale[3]["capacity_vs_smallest_by_instructions"] == 1.0, scale
 assert scale[96]["capacity_vs_smallest_by_instructions"] == 20.0, scale
 assert "instructions_per_match" not in scale[6], scale
+pool = {run["pool"]: run for run in summary["sim_pool"]["runs"]}
+assert pool[1000]["instructions_per_newcomer"] == 100000, pool
+assert pool[100000]["instructions_per_newcomer"] == 1000000, pool
+assert summary["pool_growth_exponent_by_instructions"] == 0.5, summary
+assert summary["pool_growth_exponent"] == 0.2, summary
 PY
 echo "summary: ok"
