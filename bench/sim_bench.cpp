@@ -281,11 +281,11 @@ struct PoolFigures {
     double setup_seconds = 0;
 };
 
+constexpr Duration settle_after_fill = std::chrono::seconds(1);  // ten search intervals
+
 // The pool: `slots` duel tickets (the relevant 10%), the slot on node slot % 3, and nine "other"
 // tickets per slot in the same buckets under another tag, which duel searches (empty tag) never
 // read.
-constexpr Duration settle_after_fill = std::chrono::seconds(1);  // ten search intervals
-
 void fill_pool(SimulatedCluster& cluster, std::size_t pool, std::size_t slots) {
     for (std::size_t k = 0; k < pool - slots; ++k) {
         const std::int64_t offset = static_cast<std::int64_t>(k % 5) * 100 - 200;

@@ -259,19 +259,19 @@ if [ $instructions -eq 1 ]; then
     echo "bench: instructions per match against cluster size (callgrind)"
     for nodes in ${scale_sizes//,/ }; do
         valgrind --tool=callgrind --toggle-collect='*SimulatedCluster::play*' \
-            --callgrind-out-file="$out_dir/callgrind-scale.out" \
+            --callgrind-out-file="$out_dir/callgrind-each.out" \
             "$bin/matchmesh-bench-sim" scale --nodes "$nodes" >/dev/null 2>"$out_dir/callgrind.log"
-        echo "$nodes $(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind-scale.out")"
+        echo "$nodes $(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind-each.out")"
     done >"$out_dir/scale-instructions.txt"
     # And the newcomers' windows at each pool size: how a newcomer's own cost grows with the pool.
     echo "bench: instructions per newcomer against the waiting pool (callgrind)"
     for pool in 1000 10000 100000; do
         valgrind --tool=callgrind --toggle-collect='*measure_newcomer*' \
-            --callgrind-out-file="$out_dir/callgrind-scale.out" \
+            --callgrind-out-file="$out_dir/callgrind-each.out" \
             "$bin/matchmesh-bench-sim" pool --sizes "$pool" >/dev/null 2>"$out_dir/callgrind.log"
-        echo "$pool $(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind-scale.out")"
+        echo "$pool $(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out_dir/callgrind-each.out")"
     done >"$out_dir/pool-instructions.txt"
-    rm -f "$out_dir/callgrind-scale.out"
+    rm -f "$out_dir/callgrind-each.out"
 fi
 
 # The WebSocket entrance (matchmesh-gateway) against the client port: the same commands at the
