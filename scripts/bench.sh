@@ -242,7 +242,8 @@ echo "bench: remote searches with 20-item answers between two nodes"
 
 echo "bench: simulated cluster: memory per waiting ticket, cost against pool size"
 "$bin/matchmesh-bench-sim" memory >"$out_dir/sim-memory.json"
-"$bin/matchmesh-bench-sim" pool >"$out_dir/sim-pool.json"
+pool_sizes=1000,10000,100000  # the pool run's, and its instruction counts' (--instructions)
+"$bin/matchmesh-bench-sim" pool --sizes "$pool_sizes" >"$out_dir/sim-pool.json"
 "$bin/matchmesh-bench-sim" matches >"$out_dir/sim-matches.json"
 echo "bench: simulated cluster: cost per match as the cluster grows"
 if [ $quick -eq 1 ]; then scale_sizes=3,6,12,24; else scale_sizes=3,6,12,24,48,96,192; fi
@@ -265,7 +266,7 @@ if [ $instructions -eq 1 ]; then
     done >"$out_dir/scale-instructions.txt"
     # And the newcomers' windows at each pool size: how a newcomer's own cost grows with the pool.
     echo "bench: instructions per newcomer against the waiting pool (callgrind)"
-    for pool in 1000 10000 100000; do
+    for pool in ${pool_sizes//,/ }; do
         valgrind --tool=callgrind --toggle-collect='*measure_newcomer*' \
             --callgrind-out-file="$out_dir/callgrind-each.out" \
             "$bin/matchmesh-bench-sim" pool --sizes "$pool" >/dev/null 2>"$out_dir/callgrind.log"
