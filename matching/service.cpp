@@ -312,6 +312,7 @@ void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
     job.outstanding = 0;
     job.unanswered = 0;
     job.done = std::move(done);
+    job.outcome = SearchOutcome{};
     const auto keys = keys_.keys();
     job.key_count = keys.size();
     if (job.keys.size() < keys.size()) {
@@ -378,7 +379,7 @@ void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
             const Time now = scheduler_.now();
             for (const KeyedView& view : serve(request_keys_, job.node_limit, job.rotation)) {
                 job.found[request_key_indexes_[view.key_index]].push_back(
-                    copy_found(view.item, now));
+                    job.outcome.keep_copy(view.item, now));
             }
             for (const std::size_t k : request_key_indexes_) {
                 job.request_of[k] = SearchJob::no_request;
@@ -407,34 +408,23 @@ void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
     }
 }
 
-// The answer numbers the request's keys in the order they were sent; its items go straight
-// into the keys' lists, and come out again when the answer turns out bad.
+// The answer numbers the request's keys in the order they were sent; the job's outcome keeps the
+// answer, and its items go into the keys' lists as views into it.
 bool MatchingService::take_answer(SearchJob& job, std::uint32_t number, mesh::PayloadView reply) {
-    keys_of_request(job, number);
-    list_sizes_.clear();
-    for (const std::size_t k : request_key_indexes_) {
-        list_sizes_.push_back(job.found[k].size());
+    answered_items_.clear();
+    if (!decode_search_response(reply, network_.reader_options(), job.outcome, answered_items_)) {
+        return false;
     }
-    struct Slots {  // one reference for the slot function, so that it needs no heap
-        SearchJob& job;
-        const std::vector<std::size_t>& keys;
-        Found ignored;
-    } slots{job, request_key_indexes_, {}};
-    auto decoded = decode_search_response(
-        reply, network_.reader_options(), [&slots](std::uint32_t key_index) -> Found& {
-            return key_index < slots.keys.size()
-                       ? slots.job.found[slots.keys[key_index]].emplace_back()
-                       : slots.ignored;
-        });
-    for (std::size_t i = 0; i < request_key_indexes_.size(); ++i) {
-        const std::size_t k = request_key_indexes_[i];
-        if (decoded) {
-            job.request_of[k] = SearchJob::no_request;
-        } else {
-            job.found[k].resize(list_sizes_[i]);
+    keys_of_request(job, number);
+    for (const KeyedFound& found : answered_items_) {
+        if (found.key_index < request_key_indexes_.size()) {
+            job.found[request_key_indexes_[found.key_index]].push_back(found.item);
         }
     }
-    return decoded.has_value();
+    for (const std::size_t k : request_key_indexes_) {
+        job.request_of[k] = SearchJob::no_request;
+    }
+    return true;
 }
 
 void MatchingService::keys_of_request(const SearchJob& job, std::uint32_t number) {
@@ -451,7 +441,7 @@ void MatchingService::finish_if_done(JobRef ref) {
     if (job.outstanding > 0) {
         return;
     }
-    SearchOutcome outcome;
+    SearchOutcome& outcome = job.outcome;
     outcome.keys_unanswered = job.unanswered;
     counters_.keys_unanswered += job.unanswered;
     // One profile cannot repeat a unique ID (it lives in one bucket); several profiles can.
@@ -460,18 +450,17 @@ void MatchingService::finish_if_done(JobRef ref) {
         found += job.found[k].size();
     }
     outcome.items.reserve(std::min(found, job.limit));
-    std::unordered_set<std::string> seen;
+    std::unordered_set<std::string_view> seen;
     for (std::size_t k = 0; k < job.key_count; ++k) {
-        for (Found& item : job.found[k]) {
+        for (const Found& item : job.found[k]) {
             if (outcome.items.size() >= job.limit) {
                 break;
             }
             if (job.profile_count == 1 || seen.insert(item.unique_id).second) {
-                outcome.items.push_back(std::move(item));
+                outcome.items.push_back(item);
             }
         }
     }
-    job.outcome = std::move(outcome);
     // Always answer on a later turn of the loop, even when every key was local.
     job.answer = scheduler_.run_after(Duration(0), [this, ref] { answer(ref); });
 }

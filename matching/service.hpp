@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "matching/bucket_store.hpp"
+#include "matching/found.hpp"
 #include "matching/node_lists.hpp"
 #include "matching/placement.hpp"
 #include "matching/profile.hpp"
@@ -40,11 +41,6 @@ struct ServiceOptions {
     Duration search_timeout{500};   // per node asked; a failed node's keys go to the next replica
     Duration sweep_interval{1000};  // how often expired items and bookkeeping are freed
     std::function<void(const std::string&)> on_warning;
-};
-
-struct SearchOutcome {
-    std::vector<Found> items;
-    std::size_t keys_unanswered = 0;  // keys for which no replica answered: results may miss some
 };
 
 using SearchCallback = std::function<void(SearchOutcome)>;
@@ -182,7 +178,7 @@ private:
     std::vector<std::pair<const NodeId*, std::uint32_t>> asked_;
     std::vector<std::string_view> request_keys_;
     std::vector<std::size_t> request_key_indexes_;
-    std::vector<std::size_t> list_sizes_;  // take_answer's, before the answer
+    std::vector<KeyedFound> answered_items_;  // take_answer's
     std::vector<FoundItem> served_items_;
     std::vector<KeyedView> served_;
     mesh::TimerId sweep_timer_ = 0;

@@ -62,29 +62,54 @@ void check_size(const List& list, std::size_t max, const char* what) {
     }
 }
 
+// An entry's scalar, held in a map or viewed in a message.
+void set_scalar(wire::Value::Builder out, std::int64_t scalar) {
+    out.setInt(scalar);
+}
+void set_scalar(wire::Value::Builder out, double scalar) {
+    out.setFloat(scalar);
+}
+void set_scalar(wire::Value::Builder out, bool scalar) {
+    out.setBool(scalar);
+}
+void set_scalar(wire::Value::Builder out, std::string_view scalar) {
+    out.setText(mesh::text_field(scalar));
+}
+void set_scalar(wire::Value::Builder out, std::span<const std::uint8_t> scalar) {
+    out.setBytes(kj::arrayPtr(scalar.data(), scalar.size()));
+}
+void set_scalar(wire::Value::Builder out, const Bytes& scalar) {
+    set_scalar(out, std::span<const std::uint8_t>(scalar.data));
+}
+
+// What an entry's scalar counts toward value_bytes_max (as validate_value counts it).
+std::size_t scalar_bytes(const FoundEntry::Scalar& scalar) {
+    if (const auto* text = std::get_if<std::string_view>(&scalar)) {
+        return text->size();
+    }
+    if (const auto* bytes = std::get_if<std::span<const std::uint8_t>>(&scalar)) {
+        return bytes->size();
+    }
+    return sizeof(std::int64_t);
+}
+
 }  // namespace
 
 void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value) {
     unsigned i = 0;
-    for (const auto& [name, entry] : value) {
+    for (const auto& [name, scalar] : value) {
         auto out = list[i++];
         out.setName(name);
-        std::visit(
-            [&out](const auto& scalar) {
-                using T = std::decay_t<decltype(scalar)>;
-                if constexpr (std::is_same_v<T, std::int64_t>) {
-                    out.setInt(scalar);
-                } else if constexpr (std::is_same_v<T, double>) {
-                    out.setFloat(scalar);
-                } else if constexpr (std::is_same_v<T, bool>) {
-                    out.setBool(scalar);
-                } else if constexpr (std::is_same_v<T, std::string>) {
-                    out.setText(scalar);
-                } else {
-                    out.setBytes(kj::arrayPtr(scalar.data.data(), scalar.data.size()));
-                }
-            },
-            entry);
+        std::visit([&out](const auto& held) { set_scalar(out, held); }, scalar);
+    }
+}
+
+void write_value(capnp::List<wire::Value>::Builder list, FoundValue value) {
+    unsigned i = 0;
+    for (const FoundEntry& entry : value) {
+        auto out = list[i++];
+        out.setName(mesh::text_field(entry.name));
+        std::visit([&out](const auto& viewed) { set_scalar(out, viewed); }, entry.scalar);
     }
 }
 
@@ -123,6 +148,51 @@ ValueMap read_value(capnp::List<wire::Value>::Reader list) {
     }
     return value;
 }
+
+namespace {
+
+// read_value's checks, with the entries left where they lie: views into the message, in room
+// `keeper` gives.
+FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, SearchOutcome& keeper) {
+    check_size(list, value_entries_max, "value entries");
+    const std::span<FoundEntry> out = keeper.entries(list.size());
+    std::size_t bytes = 0;
+    for (unsigned i = 0; i < list.size(); ++i) {
+        auto entry = list[i];
+        FoundEntry& read = out[i];
+        read.name = read_text(entry.getName(), 1, value_bytes_max, "value name");
+        switch (entry.which()) {
+            case wire::Value::INT: read.scalar = entry.getInt(); break;
+            case wire::Value::FLOAT: read.scalar = entry.getFloat(); break;
+            case wire::Value::BOOL: read.scalar = entry.getBool(); break;
+            case wire::Value::TEXT:
+                read.scalar = mesh::read_text_view(
+                    entry.getText(), {.bytes_max = value_bytes_max, .control_allowed = true},
+                    "value text");
+                break;
+            case wire::Value::BYTES: {
+                auto data = entry.getBytes();
+                read.scalar = std::span<const std::uint8_t>(data.begin(), data.size());
+                break;
+            }
+            default: throw std::invalid_argument("unknown value kind");
+        }
+        bytes += read.name.size() + scalar_bytes(read.scalar);
+        if (bytes > value_bytes_max) {
+            throw std::invalid_argument(fmt::format("value is larger than {} bytes at entry '{}'",
+                                                    value_bytes_max, read.name));
+        }
+        // Our writers send names in order (write_value): a repeat is looked for only out of it.
+        if (i > 0 && !(out[i - 1].name < read.name) &&
+            std::any_of(out.begin(), out.begin() + i,
+                        [&](const FoundEntry& earlier) { return earlier.name == read.name; })) {
+            throw std::invalid_argument("value names repeat");
+        }
+    }
+    return out;
+}
+
+}  // namespace
 
 mesh::Payload encode_add(std::span<const AddedItem> items) {
     return mesh::make_payload<wire::AddItems>([&](wire::AddItems::Builder root) {
@@ -165,7 +235,7 @@ mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now)
     mesh::LocalMessageBuilder message;
     auto list =
         message.initRoot<wire::SearchResponse>().initItems(static_cast<unsigned>(items.size()));
-    auto text = [](std::string_view view) { return capnp::Text::Reader(view.data(), view.size()); };
+    const auto text = mesh::text_field;
     for (unsigned i = 0; i < items.size(); ++i) {
         const FoundItem& item = items[i].item;
         auto out = list[i];
@@ -238,26 +308,29 @@ Result<SearchQuery> decode_search(mesh::PayloadView payload, const capnp::Reader
 }
 
 Result<void> decode_search_response(mesh::PayloadView payload, const capnp::ReaderOptions& options,
-                                    const std::function<Found&(std::uint32_t key_index)>& slot) {
-    return decode<wire::SearchResponse>(payload, options, [&](wire::SearchResponse::Reader root) {
-        auto list = root.getItems();
-        check_size(list, found_items_max, "items");
-        for (auto entry : list) {
-            Found& item = slot(entry.getKeyIndex());
-            item.profile_id =
-                read_text(entry.getProfileId(), 1, profile_id_bytes_max, "profile ID");
-            item.unique_id = read_text(entry.getUniqueId(), 1, unique_id_bytes_max, "unique ID");
-            item.value = read_value(entry.getValue());
-            item.ttl = read_ttl(entry.getTtlSeconds());
-            item.remaining = Duration(entry.getRemainingMs());
-            item.origin = read_text(entry.getOrigin(), 0, origin_bytes_max, "origin");
-        }
-    });
-}
-
-Found copy_found(const FoundItem& item, Time now) {
-    return Found{std::string(item.profile_id), std::string(item.unique_id), *item.value, item.ttl,
-                 item.expires_at - now,        std::string(item.origin)};
+                                    SearchOutcome& keeper, std::vector<KeyedFound>& out) {
+    // Only an answer with items is kept; they are read from the copy.
+    auto items = decode<wire::SearchResponse>(
+        payload, options, [](wire::SearchResponse::Reader root) { return root.getItems().size(); });
+    if (!items || *items == 0) {
+        return items ? Result<void>{} : std::unexpected(items.error());
+    }
+    return decode<wire::SearchResponse>(
+        keeper.keep_answer(payload), options, [&](wire::SearchResponse::Reader root) {
+            auto list = root.getItems();
+            check_size(list, found_items_max, "items");
+            for (auto entry : list) {
+                Found& item = out.emplace_back(KeyedFound{entry.getKeyIndex(), {}}).item;
+                item.profile_id =
+                    read_text(entry.getProfileId(), 1, profile_id_bytes_max, "profile ID");
+                item.unique_id =
+                    read_text(entry.getUniqueId(), 1, unique_id_bytes_max, "unique ID");
+                item.value = read_value_in_place(entry.getValue(), keeper);
+                item.ttl = read_ttl(entry.getTtlSeconds());
+                item.remaining = Duration(entry.getRemainingMs());
+                item.origin = read_text(entry.getOrigin(), 0, origin_bytes_max, "origin");
+            }
+        });
 }
 
 }  // namespace matchmesh::matching

@@ -4,13 +4,13 @@
 // is rejected whole.
 
 #include <chrono>
-#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "matching/bucket_store.hpp"
 #include "matching/errors.hpp"
+#include "matching/found.hpp"
 #include "matching/matching.capnp.h"
 #include "matching/value.hpp"
 #include "mesh/network.hpp"
@@ -42,16 +42,6 @@ struct SearchQuery {
     std::uint32_t rotation = 0;  // see BucketStore::collect
 };
 
-// An item found on some node, copied out of its store.
-struct Found {
-    std::string profile_id;
-    std::string unique_id;
-    ValueMap value;
-    std::chrono::seconds ttl{0};
-    Duration remaining{0};
-    std::string origin;
-};
-
 // A found item still in its store (views valid until the store changes).
 struct KeyedView {
     std::size_t key_index = 0;
@@ -59,6 +49,7 @@ struct KeyedView {
 };
 
 void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value);
+void write_value(capnp::List<wire::Value>::Builder list, FoundValue value);
 // Throws std::invalid_argument with the reason when the value breaks a bound.
 [[nodiscard]] ValueMap read_value(capnp::List<wire::Value>::Reader list);
 
@@ -75,15 +66,20 @@ void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value);
                                                  const capnp::ReaderOptions& options);
 [[nodiscard]] Result<SearchQuery> decode_search(mesh::PayloadView payload,
                                                 const capnp::ReaderOptions& options);
-// Reads a search's answer into the items `slot(key_index)` gives, one call per item in the
-// answer's order; `key_index` numbers the request's keys in the order they were sent, and may
-// name none of them (the caller then gives a slot it discards). An answer that breaks a bound
-// is an error, with the items read before it already written: the caller drops them.
-[[nodiscard]] Result<void> decode_search_response(
-    mesh::PayloadView payload, const capnp::ReaderOptions& options,
-    const std::function<Found&(std::uint32_t key_index)>& slot);
 
-// Copies a found item out of a store (its views die with the next change to the store).
-[[nodiscard]] Found copy_found(const FoundItem& item, Time now);
+// A found item and the request key it was found under: `key_index` numbers the request's keys in
+// the order they were sent, and may name none of them.
+struct KeyedFound {
+    std::uint32_t key_index = 0;
+    Found item;
+};
+
+// Keeps a search's answer in `keeper` and appends its items to `out`, read in place: their views
+// point into the kept answer. An answer that breaks a bound is an error, with the items read
+// before it already appended: the caller drops them.
+[[nodiscard]] Result<void> decode_search_response(mesh::PayloadView payload,
+                                                  const capnp::ReaderOptions& options,
+                                                  SearchOutcome& keeper,
+                                                  std::vector<KeyedFound>& out);
 
 }  // namespace matchmesh::matching

@@ -86,6 +86,12 @@ struct TextRule {
     return std::string(read_text_view(text, rule, field));
 }
 
+// A view as a field to set; `view` must end where a NUL follows, as every text a message holds
+// and every std::string does.
+[[nodiscard]] inline capnp::Text::Reader text_field(std::string_view view) {
+    return {view.data(), view.size()};
+}
+
 // `text` for a log line: control characters, backslashes and bytes that are not valid UTF-8 as
 // \xNN escapes, cut to `bytes_max` bytes with "..." after.
 [[nodiscard]] std::string printable(std::string_view text, std::size_t bytes_max = 160);

@@ -174,10 +174,10 @@ void read_reply(wire::Reply::Reader reply, ClientReply& out) {
             outcome.keys_unanswered = reply.getItems().getKeysUnanswered();
             for (auto item : reply.getItems().getItems()) {
                 outcome.items.push_back(
-                    matching::Found{item.getProfileId().cStr(), item.getUniqueId().cStr(),
-                                    matching::read_value(item.getValue()),
-                                    std::chrono::seconds(item.getTtlSeconds()),
-                                    Duration(item.getRemainingMs()), item.getOrigin().cStr()});
+                    outcome.keep_copy(item.getProfileId().cStr(), item.getUniqueId().cStr(),
+                                      matching::read_value(item.getValue()),
+                                      std::chrono::seconds(item.getTtlSeconds()),
+                                      Duration(item.getRemainingMs()), item.getOrigin().cStr()));
             }
             out.body = std::move(outcome);
             break;

@@ -258,14 +258,14 @@ mesh::Frame encode_reply(const ClientReply& reply) {
                 auto list = items.initItems(static_cast<unsigned>(body.items.size()));
                 for (unsigned i = 0; i < body.items.size(); ++i) {
                     const matching::Found& found = body.items[i];
-                    list[i].setProfileId(found.profile_id);
-                    list[i].setUniqueId(found.unique_id);
+                    list[i].setProfileId(mesh::text_field(found.profile_id));
+                    list[i].setUniqueId(mesh::text_field(found.unique_id));
                     matching::write_value(
                         list[i].initValue(static_cast<unsigned>(found.value.size())), found.value);
                     list[i].setTtlSeconds(static_cast<std::uint8_t>(found.ttl.count()));
                     list[i].setRemainingMs(static_cast<std::uint32_t>(
                         std::max<std::int64_t>(0, found.remaining.count())));
-                    list[i].setOrigin(found.origin);
+                    list[i].setOrigin(mesh::text_field(found.origin));
                 }
             } else if constexpr (std::is_same_v<T, std::vector<mesh::MemberInfo>>) {
                 auto list = out.initMembers(static_cast<unsigned>(body.size()));

@@ -43,10 +43,9 @@ matching::ValueMap Tickets::waiting_since(const OwnedTicket& ticket) {
 }
 
 std::int64_t Tickets::since_of(const matching::Found& item) {
-    auto found = item.value.find(waiting_since_key);
-    return found != item.value.end() && std::holds_alternative<std::int64_t>(found->second)
-               ? std::get<std::int64_t>(found->second)
-               : INT64_MAX;  // rooms that do not say come last
+    const matching::FoundEntry* found = matching::find_entry(item.value, waiting_since_key);
+    const auto* since = found != nullptr ? std::get_if<std::int64_t>(&found->scalar) : nullptr;
+    return since != nullptr ? *since : INT64_MAX;  // rooms that do not say come last
 }
 
 std::int64_t Tickets::unix_ms() const {
@@ -367,7 +366,7 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
     ticket.next_candidate = 0;
     ticket.taken = 0;
     contended_.forget_gone(context_.scheduler.now());
-    for (matching::Found& item : outcome.items) {
+    for (const matching::Found& item : outcome.items) {
         const std::string_view room_id = room_of_item(item.unique_id);
         const bool seen = std::any_of(ticket.candidates.begin(), ticket.candidates.end(),
                                       [&](const Candidate& c) { return c.room() == room_id; });
@@ -375,7 +374,7 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
             !contended_.is_gone(room_id)) {
             const std::size_t room_length = room_id.size();
             const std::int64_t since = since_of(item);
-            ticket.candidates.push_back(Candidate{std::move(item.unique_id), room_length, since});
+            ticket.candidates.push_back(Candidate{std::string(item.unique_id), room_length, since});
         }
     }
     if (ticket.params.prefer == Prefer::oldest) {

@@ -117,12 +117,13 @@ nlohmann::json to_json(const ClientReply& reply) {
             } else if constexpr (std::is_same_v<T, matching::SearchOutcome>) {
                 auto items = nlohmann::json::array();
                 for (const auto& item : body.items) {
-                    items.push_back({{"profile", item.profile_id},
-                                     {"id", item.unique_id},
-                                     {"value", matching::value_to_json(item.value)},
-                                     {"ttl_s", item.ttl.count()},
-                                     {"remaining_ms", item.remaining.count()},
-                                     {"origin", item.origin}});
+                    items.push_back(
+                        {{"profile", item.profile_id},
+                         {"id", item.unique_id},
+                         {"value", matching::value_to_json(matching::to_value_map(item.value))},
+                         {"ttl_s", item.ttl.count()},
+                         {"remaining_ms", item.remaining.count()},
+                         {"origin", item.origin}});
                 }
                 return {{"items", items}, {"keys_unanswered", body.keys_unanswered}};
             } else if constexpr (std::is_same_v<T, std::vector<mesh::MemberInfo>>) {
@@ -163,11 +164,13 @@ void print_text(const ClientReply& reply) {
                 }
             } else if constexpr (std::is_same_v<T, matching::SearchOutcome>) {
                 for (const auto& item : body.items) {
-                    std::printf(
-                        "%s %s %s ttl=%llds remaining=%lldms origin=%s\n", item.profile_id.c_str(),
-                        item.unique_id.c_str(), matching::value_to_text(item.value).c_str(),
-                        static_cast<long long>(item.ttl.count()),
-                        static_cast<long long>(item.remaining.count()), item.origin.c_str());
+                    std::printf("%s %s %s ttl=%llds remaining=%lldms origin=%s\n",
+                                std::string(item.profile_id).c_str(),
+                                std::string(item.unique_id).c_str(),
+                                matching::value_to_text(matching::to_value_map(item.value)).c_str(),
+                                static_cast<long long>(item.ttl.count()),
+                                static_cast<long long>(item.remaining.count()),
+                                std::string(item.origin).c_str());
                 }
                 std::printf("%zu items", body.items.size());
                 if (body.keys_unanswered > 0) {

@@ -28,9 +28,9 @@ void offer(mesh::PayloadView payload, const capnp::ReaderOptions& options) {
     (void)matching::decode_add(payload, options);
     (void)matching::decode_remove(payload, options);
     (void)matching::decode_search(payload, options);
-    matching::Found slot;
-    (void)matching::decode_search_response(
-        payload, options, [&](std::uint32_t) -> auto& { return slot; });
+    matching::SearchOutcome keeper;
+    std::vector<matching::KeyedFound> found;
+    (void)matching::decode_search_response(payload, options, keeper, found);
     (void)ticket::decode_join(payload, options);
     (void)ticket::decode_join_reply(payload, options);
     (void)ticket::decode_leave(payload, options);

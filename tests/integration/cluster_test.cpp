@@ -43,7 +43,7 @@ std::vector<std::string> search_ids(const std::string& client_address, std::int6
     REQUIRE(outcome != nullptr);
     std::vector<std::string> ids;
     for (const auto& item : outcome->items) {
-        ids.push_back(item.unique_id);
+        ids.emplace_back(item.unique_id);
     }
     return ids;
 }

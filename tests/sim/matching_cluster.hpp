@@ -99,7 +99,7 @@ struct MatchingCluster {
 inline std::vector<std::string> ids_of(const SearchOutcome& outcome) {
     std::vector<std::string> ids;
     for (const Found& item : outcome.items) {
-        ids.push_back(item.unique_id);
+        ids.emplace_back(item.unique_id);
     }
     return ids;
 }

@@ -35,7 +35,7 @@ std::vector<Expected> expected_of(const SearchResults& results) {
 std::vector<Expected> actual_of(const SearchOutcome& outcome) {
     std::vector<Expected> out;
     for (const auto& found : outcome.items) {
-        out.push_back({found.profile_id, found.unique_id});
+        out.push_back({std::string(found.profile_id), std::string(found.unique_id)});
     }
     return out;
 }

@@ -100,10 +100,9 @@ TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash")
         count(mesh::decode_hello(view, options).has_value());
         count(matching::decode_add(view, options).has_value());
         count(matching::decode_search(view, options).has_value());
-        matching::Found slot;
-        count(matching::decode_search_response(
-                  view, options, [&](std::uint32_t) -> auto& { return slot; })
-                  .has_value());
+        matching::SearchOutcome keeper;
+        std::vector<matching::KeyedFound> found;
+        count(matching::decode_search_response(view, options, keeper, found).has_value());
         count(node::decode_request(view, options).has_value());
         count(ticket::decode_sessions(view, options).has_value());
         count(ticket::decode_join(view, options).has_value());
