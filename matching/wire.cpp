@@ -157,6 +157,7 @@ FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, SearchOutc
     check_size(list, value_entries_max, "value entries");
     const std::span<FoundEntry> out = keeper.entries(list.size());
     std::size_t bytes = 0;
+    bool in_order = true;  // so far
     for (unsigned i = 0; i < list.size(); ++i) {
         auto entry = list[i];
         FoundEntry& read = out[i];
@@ -182,10 +183,12 @@ FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, SearchOutc
             throw std::invalid_argument(fmt::format("value is larger than {} bytes at entry '{}'",
                                                     value_bytes_max, read.name));
         }
-        // Our writers send names in order (write_value): a repeat is looked for only out of it.
-        if (i > 0 && !(out[i - 1].name < read.name) &&
-            std::any_of(out.begin(), out.begin() + i,
-                        [&](const FoundEntry& earlier) { return earlier.name == read.name; })) {
+        // Our writers send names in order (write_value): a repeat is looked for only once they
+        // are out of it.
+        in_order = in_order && (i == 0 || out[i - 1].name < read.name);
+        if (!in_order && std::any_of(out.begin(), out.begin() + i, [&](const FoundEntry& earlier) {
+                return earlier.name == read.name;
+            })) {
             throw std::invalid_argument("value names repeat");
         }
     }

@@ -104,7 +104,8 @@ TEST_CASE("matching/found: a value's names may come in any order, never twice") 
     CHECK(to_value_map(found[0].item.value).size() == 2);
 
     for (const std::vector<std::string>& names :
-         {std::vector<std::string>{"a", "a"}, std::vector<std::string>{"b", "c", "b"}}) {
+         {std::vector<std::string>{"a", "a"}, std::vector<std::string>{"b", "c", "b"},
+          std::vector<std::string>{"a", "c", "b", "c"}}) {
         found.clear();
         auto refused = decode(answer_with_names(names), keeper, found);
         REQUIRE_FALSE(refused);
