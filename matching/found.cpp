@@ -12,23 +12,26 @@ const FoundEntry* find_entry(FoundValue value, std::string_view name) {
     return found != value.end() ? &*found : nullptr;
 }
 
+Value to_value(const FoundEntry::Scalar& scalar) {
+    return std::visit(
+        [](const auto& viewed) -> Value {
+            using T = std::decay_t<decltype(viewed)>;
+            if constexpr (std::is_same_v<T, std::string_view>) {
+                return std::string(viewed);
+            } else if constexpr (std::is_same_v<T, std::span<const std::uint8_t>>) {
+                return Bytes{std::vector<std::uint8_t>(viewed.begin(), viewed.end())};
+            } else {
+                return viewed;
+            }
+        },
+        scalar);
+}
+
 ValueMap to_value_map(FoundValue value) {
     ValueMap map;
     map.reserve(value.size());
     for (const FoundEntry& entry : value) {
-        Value scalar = std::visit(
-            [](const auto& viewed) -> Value {
-                using T = std::decay_t<decltype(viewed)>;
-                if constexpr (std::is_same_v<T, std::string_view>) {
-                    return std::string(viewed);
-                } else if constexpr (std::is_same_v<T, std::span<const std::uint8_t>>) {
-                    return Bytes{std::vector<std::uint8_t>(viewed.begin(), viewed.end())};
-                } else {
-                    return viewed;
-                }
-            },
-            entry.scalar);
-        map.emplace(entry.name, std::move(scalar));
+        map.emplace(entry.name, to_value(entry.scalar));
     }
     return map;
 }

@@ -34,6 +34,8 @@ static_assert(std::is_trivially_destructible_v<FoundEntry>);  // kept where noth
 
 // The entry named `name`, or null. (A value holds a few entries: a scan.)
 [[nodiscard]] const FoundEntry* find_entry(FoundValue value, std::string_view name);
+// A scalar of its own (texts and bytes copied).
+[[nodiscard]] Value to_value(const FoundEntry::Scalar& scalar);
 // The value as a map of its own, for whoever keeps it or hands it on.
 [[nodiscard]] ValueMap to_value_map(FoundValue value);
 

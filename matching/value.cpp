@@ -7,16 +7,6 @@
 namespace matchmesh::matching {
 namespace {
 
-std::size_t payload_bytes(const Value& value) {
-    if (const auto* text = std::get_if<std::string>(&value)) {
-        return text->size();
-    }
-    if (const auto* bytes = std::get_if<Bytes>(&value)) {
-        return bytes->data.size();
-    }
-    return sizeof(std::int64_t);
-}
-
 std::string to_hex(const std::vector<std::uint8_t>& data) {
     static constexpr char digits[] = "0123456789abcdef";
     std::string hex;

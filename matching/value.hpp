@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -25,6 +26,24 @@ using ValueMap = boost::container::flat_map<std::string, Value, std::less<>>;
 
 inline constexpr std::size_t value_entries_max = 32;
 inline constexpr std::size_t value_bytes_max = 4096;  // names plus payloads
+
+// What one scalar counts toward value_bytes_max: a text's or bytes' length, 8 for the others;
+// for a Value and for a view of one alike (FoundEntry::Scalar).
+template <typename Scalar>
+[[nodiscard]] std::size_t payload_bytes(const Scalar& scalar) {
+    return std::visit(
+        [](const auto& held) -> std::size_t {
+            using T = std::decay_t<decltype(held)>;
+            if constexpr (std::is_arithmetic_v<T>) {
+                return sizeof(std::int64_t);
+            } else if constexpr (std::is_same_v<T, Bytes>) {
+                return held.data.size();
+            } else {
+                return held.size();
+            }
+        },
+        scalar);
+}
 
 // Checks the size limits above; the error names the first entry over them.
 [[nodiscard]] Result<void> validate_value(const ValueMap& value);

@@ -62,6 +62,25 @@ void check_size(const List& list, std::size_t max, const char* what) {
     }
 }
 
+// An entry's scalar as a view into the message; its text checked (tabs and newlines allowed).
+// Throws std::invalid_argument for a kind this version does not know.
+FoundEntry::Scalar read_scalar(wire::Value::Reader entry) {
+    switch (entry.which()) {
+        case wire::Value::INT: return entry.getInt();
+        case wire::Value::FLOAT: return entry.getFloat();
+        case wire::Value::BOOL: return entry.getBool();
+        case wire::Value::TEXT:
+            return mesh::read_text_view(entry.getText(),
+                                        {.bytes_max = value_bytes_max, .control_allowed = true},
+                                        "value text");
+        case wire::Value::BYTES: {
+            auto data = entry.getBytes();
+            return std::span<const std::uint8_t>(data.begin(), data.size());
+        }
+        default: throw std::invalid_argument("unknown value kind");
+    }
+}
+
 // An entry's scalar, held in a map or viewed in a message.
 void set_scalar(wire::Value::Builder out, std::int64_t scalar) {
     out.setInt(scalar);
@@ -80,17 +99,6 @@ void set_scalar(wire::Value::Builder out, std::span<const std::uint8_t> scalar) 
 }
 void set_scalar(wire::Value::Builder out, const Bytes& scalar) {
     set_scalar(out, std::span<const std::uint8_t>(scalar.data));
-}
-
-// What an entry's scalar counts toward value_bytes_max (as validate_value counts it).
-std::size_t scalar_bytes(const FoundEntry::Scalar& scalar) {
-    if (const auto* text = std::get_if<std::string_view>(&scalar)) {
-        return text->size();
-    }
-    if (const auto* bytes = std::get_if<std::span<const std::uint8_t>>(&scalar)) {
-        return bytes->size();
-    }
-    return sizeof(std::int64_t);
 }
 
 }  // namespace
@@ -119,23 +127,7 @@ ValueMap read_value(capnp::List<wire::Value>::Reader list) {
     value.reserve(list.size());
     for (auto entry : list) {
         const std::string_view name = read_text(entry.getName(), 1, value_bytes_max, "value name");
-        Value scalar;
-        switch (entry.which()) {
-            case wire::Value::INT: scalar = entry.getInt(); break;
-            case wire::Value::FLOAT: scalar = entry.getFloat(); break;
-            case wire::Value::BOOL: scalar = entry.getBool(); break;
-            case wire::Value::TEXT:
-                scalar.emplace<std::string>(mesh::read_text_view(
-                    entry.getText(), {.bytes_max = value_bytes_max, .control_allowed = true},
-                    "value text"));
-                break;
-            case wire::Value::BYTES: {
-                auto bytes = entry.getBytes();
-                scalar = Bytes{std::vector<std::uint8_t>(bytes.begin(), bytes.end())};
-                break;
-            }
-            default: throw std::invalid_argument("unknown value kind");
-        }
+        Value scalar = to_value(read_scalar(entry));
         // Our writers send names in order (write_value), each then goes at the end.
         if (value.empty() || value.rbegin()->first < name) {
             value.emplace_hint(value.end(), name, std::move(scalar));
@@ -162,23 +154,8 @@ FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, SearchOutc
         auto entry = list[i];
         FoundEntry& read = out[i];
         read.name = read_text(entry.getName(), 1, value_bytes_max, "value name");
-        switch (entry.which()) {
-            case wire::Value::INT: read.scalar = entry.getInt(); break;
-            case wire::Value::FLOAT: read.scalar = entry.getFloat(); break;
-            case wire::Value::BOOL: read.scalar = entry.getBool(); break;
-            case wire::Value::TEXT:
-                read.scalar = mesh::read_text_view(
-                    entry.getText(), {.bytes_max = value_bytes_max, .control_allowed = true},
-                    "value text");
-                break;
-            case wire::Value::BYTES: {
-                auto data = entry.getBytes();
-                read.scalar = std::span<const std::uint8_t>(data.begin(), data.size());
-                break;
-            }
-            default: throw std::invalid_argument("unknown value kind");
-        }
-        bytes += read.name.size() + scalar_bytes(read.scalar);
+        read.scalar = read_scalar(entry);
+        bytes += read.name.size() + payload_bytes(read.scalar);
         if (bytes > value_bytes_max) {
             throw std::invalid_argument(fmt::format("value is larger than {} bytes at entry '{}'",
                                                     value_bytes_max, read.name));
