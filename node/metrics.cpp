@@ -127,8 +127,8 @@ void Metrics::register_tickets(prometheus::Registry& registry) {
     joins_refused_ = &joins.Add({{"result", "refused"}});
     auto& refusals = counter_family(
         registry, "matchmesh_join_refusals_total",
-        "Joins this node's rooms refused, by reason (room_not_found, not_waiting, other_type, "
-        "already_member, full, not_allowed, closed)");
+        "Joins this node's rooms refused, by reason (room_not_found, not_waiting, completed, "
+        "other_type, already_member, full, not_allowed, closed)");
     for (std::size_t reason = 0; reason < ticket::join_refusals_count; ++reason) {
         join_refusals_[reason] = &refusals.Add(
             {{"reason", std::string(ticket::label_of(static_cast<ticket::JoinRefusal>(reason)))}});

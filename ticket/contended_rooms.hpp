@@ -31,7 +31,7 @@ public:
     // A join from here to `room` is sent; answered() when its answer comes (or none will).
     void joining(const TicketId& room);
     void answered(const TicketId& room);
-    // A join from here to `room` was refused because the room is gone.
+    // A join from here to `room` was refused because the room is gone or complete.
     void gone(const TicketId& room, Time now);
     // Forgets the rooms found gone more than `gone_hold` before `now`.
     void forget_gone(Time now);

@@ -403,6 +403,11 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
     // others have mostly taken them, each try costing a round trip. After a few found taken, it
     // searches again or waits: a waiting ticket is found as soon as it would find one.
     constexpr std::uint8_t taken_max = 3;
+    // Rooms that another join from here found gone or complete since the search are passed by.
+    while (ticket.next_candidate < ticket.candidates.size() &&
+           contended_.is_gone(ticket.candidates[ticket.next_candidate].room())) {
+        ++ticket.next_candidate;
+    }
     if (ticket.next_candidate < ticket.candidates.size() && ticket.taken < taken_max) {
         const Candidate& candidate = ticket.candidates[ticket.next_candidate++];
         ticket.joining = std::make_unique<JoinAttempt>(

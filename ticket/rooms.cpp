@@ -185,6 +185,9 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
 }
 
 std::optional<JoinRefusal> Rooms::seat_refusal(const Room& room, const JoinMessage& join) const {
+    if (room.state == RoomState::completed) {
+        return JoinRefusal::completed;
+    }
     if (room.state != RoomState::waiting && room.state != RoomState::backfill) {
         return JoinRefusal::not_waiting;
     }

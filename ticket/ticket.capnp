@@ -66,7 +66,7 @@ struct JoinReply {
   accepted @0 :Bool;
   reason @1 :Text;                  # why not, when refused
   taken @2 :Bool;                   # refused because the room is gone, closed or full
-  gone @3 :Bool;                    # refused because the room is gone for good
+  gone @3 :Bool;                    # refused because the room is gone or complete
   pushes @4 :List(Push);            # accepted, to a sender that asked: the pushes the join made
                                     # for users connected to the sender, in order, each as if
                                     # sent on its own (methodPush); a retry of the join repeats them

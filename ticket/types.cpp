@@ -34,6 +34,7 @@ std::string_view label_of(JoinRefusal refusal) {
     switch (refusal) {
         case JoinRefusal::room_not_found: return "room_not_found";
         case JoinRefusal::not_waiting: return "not_waiting";
+        case JoinRefusal::completed: return "completed";
         case JoinRefusal::other_type: return "other_type";
         case JoinRefusal::already_member: return "already_member";
         case JoinRefusal::full: return "full";

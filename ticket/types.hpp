@@ -41,7 +41,8 @@ struct User {
 // Why a room's node did not seat a join's party.
 enum class JoinRefusal : std::uint8_t {
     room_not_found,
-    not_waiting,     // searching, completed or closing
+    not_waiting,     // searching or closing
+    completed,       // its ticket completed: the seats are taken (until a backfill reopens it)
     other_type,      // the room is of another ticket type
     already_member,  // someone in the party is in the room already
     full,

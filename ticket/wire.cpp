@@ -251,6 +251,7 @@ std::string_view to_string(JoinRefusal refusal) {
     switch (refusal) {
         case JoinRefusal::room_not_found: return "room not found";
         case JoinRefusal::not_waiting: return "the room is not waiting for members";
+        case JoinRefusal::completed: return "the room is complete";
         case JoinRefusal::other_type: return "another ticket type";
         case JoinRefusal::already_member: return "already a member";
         case JoinRefusal::full: return "the room is full";
@@ -267,7 +268,8 @@ JoinReplyMessage refused_join(JoinRefusal refusal) {
     return JoinReplyMessage{false,
                             std::string(to_string(refusal)),
                             seats_gone,
-                            refusal == JoinRefusal::room_not_found,
+                            refusal == JoinRefusal::room_not_found ||
+                                refusal == JoinRefusal::completed,
                             {}};
 }
 

@@ -46,7 +46,9 @@ struct JoinReplyMessage {
     bool accepted = false;
     std::string reason;
     bool taken = false;  // refused because the room is gone, closed or full, not by its rules
-    bool gone = false;   // refused because the room is gone: no later join can succeed
+    // Refused because the room is gone or complete: no later join succeeds (unless a backfill
+    // reopens a complete room), so the sender's other searchers may pass it by for a while.
+    bool gone = false;
     // Accepted: the pushes the join made for users connected to the node that sent it (when it
     // asked for them so), in order, each as if it had come on its own.
     std::vector<PushEnvelope> pushes;

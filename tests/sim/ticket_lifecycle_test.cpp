@@ -517,6 +517,36 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(gave_up_after_three);  // where the searcher's replica still had the five items
 }
 
+// A room that completed while the removal of its items is lost answers a later join "complete":
+// the first searcher from a node is refused, and that node's searchers pass the room by after it.
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a node whose join found a room complete passes it by") {
+    recorder.search_tries = 1;
+    recorder.wait_searches = 0;
+    cluster.connect(0, "ann", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    cluster.world.drop_if([](const NodeId&, const NodeId&, const Envelope& envelope) {
+        return envelope.service == matching::wire::SERVICE &&
+               envelope.method == matching::wire::METHOD_REMOVE;
+    });
+    cluster.connect(1, "bob", 1500);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(100ms);
+    REQUIRE(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    // Carl (1400) and Dave (1600) each search ann's bucket, and not each other's.
+    cluster.connect(2, "carl", 1400);
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("carl")).has_value());
+    cluster.run(100ms);
+    CHECK(cluster.at(2).counters().own_joins_refused == 1);
+    cluster.connect(2, "dave", 1600);
+    REQUIRE(cluster.at(2).start_ticket(ranked, UserId("dave")).has_value());
+    cluster.run(100ms);
+    CHECK(cluster.at(2).counters().own_joins_refused == 1);
+    CHECK(cluster.at(2).is_user_in_ticket_matchmaking(ranked, UserId("dave")));
+    cluster.world.drop_if(nullptr);
+}
+
 // A join whose answers are lost gives up a little before its ticket's deadline (its next retry
 // would come too late) and leaves the room in case it was taken in; the ticket carries on in its
 // own room. The room did take it, so the leave makes it push the member a 222, which arrives once

@@ -137,7 +137,9 @@ TEST_CASE("ticket/wire: session announcements round-trip, and too many in one ar
     CHECK(refused.error().find("sessions in one message") != std::string::npos);
 }
 
-TEST_CASE("ticket/wire: a join refused for a room that is gone says so, and no other refusal does") {
+TEST_CASE(
+    "ticket/wire: a join refused for a room that is gone or complete says so, and no other "
+    "refusal does") {
     const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
     auto reply_to = [&](ticket::JoinRefusal refusal) {
         const mesh::Payload sent = ticket::encode(ticket::refused_join(refusal));
@@ -150,6 +152,10 @@ TEST_CASE("ticket/wire: a join refused for a room that is gone says so, and no o
     CHECK(gone.gone);
     CHECK(gone.taken);
     CHECK(gone.reason == "room not found");
+    const ticket::JoinReplyMessage complete = reply_to(ticket::JoinRefusal::completed);
+    CHECK(complete.gone);
+    CHECK(complete.taken);
+    CHECK(complete.reason == "the room is complete");
     for (auto refusal : {ticket::JoinRefusal::not_waiting, ticket::JoinRefusal::full,
                          ticket::JoinRefusal::not_allowed, ticket::JoinRefusal::closed}) {
         CHECK_FALSE(reply_to(refusal).gone);
