@@ -5,6 +5,9 @@
 // spread the news of its joins (settle_virtual_seconds: how long that took). Per size:
 //   - frames_per_match: frames between nodes during the run, less the membership traffic an idle
 //     run of the same length carries, per room completed;
+//   - frames_per_match_by_method: the same frames by the matching and ticket method that sent
+//     them (add, remove, search, join, push, session...; a request and its reply both count), so
+//     that what grows with the cluster shows;
 //   - membership_frames_per_node_s: that idle traffic, per node and second;
 //   - cpu_us_per_match: the whole simulated cluster's CPU during the run, per match (membership
 //     included: it is capacity the matches do not get);

@@ -303,6 +303,7 @@ void SimWorld::transmit(SimNode& from, std::size_t to_index, Frame frame) {
         }
         log(4, from_index * 1000 + to_index, XXH3_64bits(frame.data(), frame.size()));
         ++frames_delivered_;
+        ++frames_by_method_[{envelope->service, envelope->method}];
         bytes_delivered_ += frame.size();
         target.core_->deliver(sender, from_index, *envelope);
     };

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -107,6 +108,11 @@ public:
 
     [[nodiscard]] std::uint64_t event_log_hash() const { return log_hash_; }
     [[nodiscard]] std::uint64_t frames_delivered() const { return frames_delivered_; }
+    // The same frames by (service, method), a request and its reply under the request's method.
+    using FramesByMethod = std::map<std::pair<ServiceId, MethodId>, std::uint64_t>;
+    [[nodiscard]] const FramesByMethod& frames_delivered_by_method() const {
+        return frames_by_method_;
+    }
     [[nodiscard]] std::uint64_t bytes_delivered() const { return bytes_delivered_; }
     [[nodiscard]] std::uint64_t frames_dropped() const { return frames_dropped_; }
     [[nodiscard]] std::uint64_t handshakes_refused() const { return handshakes_refused_; }
@@ -162,6 +168,7 @@ private:
     std::vector<std::function<void(SimNode&)>> stop_hooks_;
     std::uint64_t log_hash_ = 0;
     std::uint64_t frames_delivered_ = 0;
+    FramesByMethod frames_by_method_;
     std::uint64_t bytes_delivered_ = 0;  // the frames' encoded size
     std::uint64_t frames_dropped_ = 0;
     std::uint64_t handshakes_refused_ = 0;

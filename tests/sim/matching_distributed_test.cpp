@@ -150,6 +150,12 @@ TEST_CASE("matching/distributed: a search asks as few nodes as its keys' replica
         cluster.world.run_for(Duration(10));
         const std::uint64_t before =
             cluster.world.node(MatchingCluster::name(0)).core().counters().requests_sent;
+        auto search_frames = [&] {
+            const auto& by_method = cluster.world.frames_delivered_by_method();
+            const auto found = by_method.find({wire::SERVICE, wire::METHOD_SEARCH});
+            return found == by_method.end() ? std::uint64_t{0} : found->second;
+        };
+        const std::uint64_t search_frames_before = search_frames();
         const std::vector<std::string> profiles{"Rank10"};
         const SearchOutcome outcome = cluster.await([&](SearchCallback done) {
             return cluster.at(0).search_with_range(profiles, "", {{"rank", ranks}}, 100,
@@ -161,6 +167,7 @@ TEST_CASE("matching/distributed: a search asks as few nodes as its keys' replica
         CHECK(sent <= static_cast<std::uint64_t>(remote_max));
         CHECK(outcome.items.size() == ranks.size());
         CHECK(outcome.keys_unanswered == 0);
+        CHECK(search_frames() - search_frames_before == 2 * sent);  // each request, its reply
     }
 }
 
