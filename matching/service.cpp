@@ -1,7 +1,6 @@
 #include "matching/service.hpp"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -503,7 +502,23 @@ Result<void> MatchingService::remove(std::string_view profile_id,
     if (profiles_.find(profile_id) == nullptr) {
         return fail(Errc::unknown_profile, fmt::format("profile '{}' is not defined", profile_id));
     }
-    std::map<NodeId, std::vector<std::string>> groups;
+    // Each node's IDs, the nodes in order; a removal reaches a handful of nodes, so a short list.
+    // (Nothing below runs remove() again: a send only queues its frame.)
+    std::size_t groups = 0;
+    const auto ids_for = [&](const NodeId& node) -> std::vector<std::string>& {
+        for (std::size_t g = 0; g < groups; ++g) {
+            if (removals_[g].first == node) {
+                return removals_[g].second;
+            }
+        }
+        if (groups == removals_.size()) {
+            removals_.emplace_back();
+        }
+        auto& [id, ids] = removals_[groups++];
+        id = node;
+        ids.clear();
+        return ids;
+    };
     std::vector<std::string> unknown;
     for (const std::string& unique_id : unique_ids) {
         auto entry = origins_.find(std::string_view(origin_key(profile_id, unique_id)));
@@ -512,18 +527,21 @@ Result<void> MatchingService::remove(std::string_view profile_id,
             continue;
         }
         for (const NodeId& node : replica_lists_.nodes(entry->second.replicas)) {
-            groups[node].push_back(unique_id);
+            ids_for(node).push_back(unique_id);
         }
         replica_lists_.release(entry->second.replicas);
         origins_.erase(entry);
     }
     if (!unknown.empty()) {  // added elsewhere or forgotten: ask every node that stores items
         for (const NodeId& node : placement_.candidates()) {
-            auto& ids = groups[node];
+            auto& ids = ids_for(node);
             ids.insert(ids.end(), unknown.begin(), unknown.end());
         }
     }
-    for (auto& [node, ids] : groups) {
+    const auto in_use = std::span(removals_).first(groups);
+    std::sort(in_use.begin(), in_use.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [node, ids] : in_use) {
         for (std::size_t start = 0; start < ids.size(); start += remove_batch_max) {
             const auto batch =
                 std::span(ids).subspan(start, std::min(remove_batch_max, ids.size() - start));

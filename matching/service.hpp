@@ -176,6 +176,8 @@ private:
     std::vector<bool> covered_;
     std::vector<std::pair<const NodeId*, std::size_t>> holders_;
     std::vector<std::pair<const NodeId*, std::uint32_t>> asked_;
+    // remove()'s: a node and the IDs it is told to remove (those in use come first).
+    std::vector<std::pair<NodeId, std::vector<std::string>>> removals_;
     std::vector<std::string_view> request_keys_;
     std::vector<std::size_t> request_key_indexes_;
     std::vector<KeyedFound> answered_items_;  // take_answer's

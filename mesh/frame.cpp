@@ -219,7 +219,8 @@ std::expected<Envelope, FrameError> decode_body(std::span<const capnp::word> bod
         envelope.payload = PayloadView(reinterpret_cast<const capnp::word*>(payload.begin()),
                                        payload.size() / sizeof(capnp::word));
         envelope.error_code = root.getErrorCode();
-        envelope.error_message = root.getErrorMessage().cStr();
+        const auto message = root.getErrorMessage();
+        envelope.error_message = std::string_view(message.begin(), message.size());
         return envelope;
     } catch (const kj::Exception& error) {
         return fail(FrameErrc::malformed,

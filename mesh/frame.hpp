@@ -8,6 +8,7 @@
 #include <expected>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <capnp/message.h>
@@ -51,7 +52,7 @@ using FrameError = Error<FrameErrc>;
 
 enum class EnvelopeKind : std::uint8_t { one_way, request, response, failure };
 
-// A decoded envelope. `payload` points into the frame body it was decoded from.
+// A decoded envelope. `payload` and `error_message` point into the frame body it was decoded from.
 struct Envelope {
     ServiceId service = 0;
     MethodId method = 0;
@@ -59,7 +60,7 @@ struct Envelope {
     EnvelopeKind kind = EnvelopeKind::one_way;
     PayloadView payload;
     std::uint16_t error_code = 0;
-    std::string error_message;
+    std::string_view error_message;
 };
 
 // Header and body, ready to write. The body starts 8 bytes in, so it stays word-aligned.

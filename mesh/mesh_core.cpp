@@ -386,7 +386,8 @@ void MeshCore::handle_reply(const MemberInfo& from, const Envelope& envelope) {
     const bool known = envelope.error_code >= static_cast<std::uint16_t>(MeshErrc::timeout) &&
                        envelope.error_code <= static_cast<std::uint16_t>(MeshErrc::shutdown);
     finish(envelope.correlation,
-           std::unexpected(MeshError{known ? code : MeshErrc::remote, envelope.error_message}));
+           std::unexpected(
+               MeshError{known ? code : MeshErrc::remote, std::string(envelope.error_message)}));
 }
 
 void MeshCore::finish(std::uint64_t correlation, std::expected<PayloadView, MeshError> result) {

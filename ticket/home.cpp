@@ -182,7 +182,7 @@ void Home::join_room(TicketType type, const TicketId& room, const NodeId& node, 
         done(fail(Errc::join_refused, *refusal));
     };
     if (node == context_.self()) {
-        auto reply = rooms_.accept_join(join);
+        auto reply = rooms_.accept_join(join, {});  // a join by room ID carries no holder
         conclude(reply.accepted ? nullptr : &reply.reason);
         return;
     }

@@ -465,8 +465,7 @@ void Tickets::send_join(const TicketId& id) {
     const TicketId room_id = ticket.joining->room_id;
     contended_.joining(room_id);
     if (ticket.joining->node == context_.self()) {
-        join.holder = holder_of(ticket.params);
-        auto reply = rooms_.accept_join(join);
+        auto reply = rooms_.accept_join(join, holder_of(ticket.params));
         context_.scheduler.run_after(Duration(0),
                                      [this, alive = context_.alive, id, attempt, room_id, reply] {
                                          if (*alive) {

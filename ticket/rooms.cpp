@@ -119,7 +119,7 @@ void Rooms::announce(Room& room, const std::optional<Announcement>& announcement
     }
 }
 
-JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
+JoinReplyMessage Rooms::accept_join(const JoinMessage& join, Holder holder) {
     auto refuse = [this](JoinRefusal refusal) {
         ++context_.counters.joins_refused;
         ++context_.counters.join_refusals[static_cast<std::size_t>(refusal)];
@@ -148,17 +148,16 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
     }
     const Callbacks* handlers = context_.callbacks(found->type);
     const TicketId room_id = found->id;
-    std::optional<Holder> candidate;  // the joiner's, once copied for the callback
     if (handlers != nullptr && handlers->allow_match_if) {
         const Room& room = *found;
         TicketProperties properties{owner_holder(room), {}};
-        Holder& holder =
-            properties.candidates.emplace(join.party.front()->id, join.holder).first->second;
+        Holder& lent =
+            properties.candidates.emplace(join.party.front()->id, std::move(holder)).first->second;
         if (!handlers->allow_match_if(properties, context_.local_user(room.owner),
                                       join.party.front().get())) {
             return refuse(JoinRefusal::not_allowed);
         }
-        candidate = std::move(holder);
+        holder = std::move(lent);
         found = rooms_.find(room_id);  // the callback may have changed anything
         if (found == nullptr ||
             (found->state != RoomState::waiting && found->state != RoomState::backfill)) {
@@ -175,7 +174,7 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join) {
             return refuse(JoinRefusal::closed);
         }
     }
-    seat(*found, join, std::move(candidate));
+    seat(*found, join, std::move(holder));
     if (found->state == RoomState::backfill) {
         complete_late_joiner(room_id, join);
     } else {
@@ -215,15 +214,14 @@ std::optional<JoinRefusal> Rooms::seat_refusal(const Room& room, const JoinMessa
 
 // The party takes its seats; members whose home did not send the join are told where they are,
 // and a waiting room's ticket gets its extension on a join.
-void Rooms::seat(Room& room, const JoinMessage& join, std::optional<Holder> holder) {
+void Rooms::seat(Room& room, const JoinMessage& join, Holder holder) {
     for (const SharedUser& user : join.party) {
         room.edit_extras().reservations.erase(user->id);
         room.members.push_back(
             Member{user, join.ticket_id, context_.scheduler.now() - join.waited});
     }
     MM_ASSERT(room.members.size() <= room.max_members);  // seat_refusal counted the seats
-    room.edit_extras().ticket_properties.candidates[join.party.front()->id] =
-        holder ? std::move(*holder) : join.holder;
+    room.edit_extras().ticket_properties.candidates[join.party.front()->id] = std::move(holder);
     context_.recall.accepted_join(join.attempt, context_.scheduler.now());
     ++context_.counters.joins_accepted;
     // Members at the node that sent the join learn where they are from its answer.

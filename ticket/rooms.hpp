@@ -47,7 +47,8 @@ public:
     // The room of a new ticket, its party seated.
     Room& open(const OwnedTicket& ticket);
     // A join from a searcher (here or at another node), or by room ID: seated, or why not.
-    [[nodiscard]] JoinReplyMessage accept_join(const JoinMessage& join);
+    // `holder` is the joiner's (join.holder is not read): the room keeps it if it seats the party.
+    [[nodiscard]] JoinReplyMessage accept_join(const JoinMessage& join, Holder holder);
     // The room's ticket completed: 220 to every member, with OnTicketComplete's message.
     void complete(Room& room);
     // The room's ticket timed out or was canceled (`why`): 219 or 222 to every member, and it goes.
@@ -85,8 +86,7 @@ private:
     // Why this room cannot seat the join's party now, if it cannot.
     [[nodiscard]] std::optional<JoinRefusal> seat_refusal(const Room& room,
                                                           const JoinMessage& join) const;
-    // `holder`: the joiner's Holder when the caller already copied it from `join`.
-    void seat(Room& room, const JoinMessage& join, std::optional<Holder> holder);
+    void seat(Room& room, const JoinMessage& join, Holder holder);
     void complete_late_joiner(const TicketId& room_id, const JoinMessage& join);
     Bytes completion_message(const Room& room);
     void after_join(const TicketId& room_id, const JoinMessage& join);

@@ -648,7 +648,7 @@ void TicketService::on_join(const NodeId& from, mesh::PayloadView payload,
         return;
     }
     if (!join->pushes_in_reply || from == network_.self().id) {
-        responder.reply(encode(rooms_.accept_join(*join)));
+        responder.reply(encode(rooms_.accept_join(*join, std::move(join->holder))));
         return;
     }
     if (const auto* carried = recall_.answer_pushes(join->attempt)) {
@@ -656,8 +656,8 @@ void TicketService::on_join(const NodeId& from, mesh::PayloadView payload,
         return;
     }
     JoinReplyMessage reply;
-    std::vector<PushEnvelope> pushes =
-        home_.hold_pushes_for(from, [&] { reply = rooms_.accept_join(*join); });
+    std::vector<PushEnvelope> pushes = home_.hold_pushes_for(
+        from, [&] { reply = rooms_.accept_join(*join, std::move(join->holder)); });
     if (!pushes.empty() && reply.accepted) {
         if (const auto* kept = recall_.keep_answer_pushes(join->attempt, from, pushes)) {
             responder.reply(encode(reply, *kept));
