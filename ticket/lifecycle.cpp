@@ -339,17 +339,36 @@ void Tickets::end_look(OwnedTicket& ticket) {
 // with its own room closed until its answer: both would be refused and both go on waiting. The
 // ticket with the lower ID gives its join up and takes the other in. Its own join is sure to be
 // refused: the other room stays closed until that other ticket hears back, and by then it has
-// joined this room and is gone.
-void Tickets::yield_to_crossed_join(Room& room, const JoinMessage& join) {
+// joined this room and is gone. Unless this room refuses it after all: then take_back_join.
+std::optional<Tickets::GivenUpJoin> Tickets::yield_to_crossed_join(Room& room,
+                                                                   const JoinMessage& join) {
     auto ticket = tickets_.find(room.live_ticket);
     if (ticket == nullptr || !ticket->looking || !ticket->joining ||
         ticket->joining->room_id != join.ticket_id || !(room.id.str() < join.ticket_id.str())) {
-        return;
+        return std::nullopt;
     }
     MM_ASSERT(room.state == RoomState::searching);
-    ticket->joining.reset();
+    GivenUpJoin given_up{std::move(ticket->joining),
+                         LeaveMessage{join.ticket_id, ticket->owner(), ticket->type}};
     ticket->looking = false;
     room.state = RoomState::waiting;
+    return given_up;
+}
+
+void Tickets::take_back_join(const TicketId& room_id, GivenUpJoin given_up) {
+    auto room = rooms_.find(room_id);
+    auto ticket = room == nullptr ? nullptr : tickets_.find(room->live_ticket);
+    if (ticket != nullptr && ticket->phase == TicketPhase::waiting && !ticket->looking &&
+        !ticket->joining && room->state == RoomState::waiting && alone_in_room(*ticket)) {
+        ticket->joining = std::move(given_up.attempt);
+        ticket->looking = true;
+        room->state = RoomState::searching;
+        return;
+    }
+    // The game's callbacks moved or ended the ticket meanwhile: should that room take the party
+    // now, it leaves again.
+    context_.courier.request(given_up.attempt->node, wire::SERVICE, wire::METHOD_LEAVE,
+                             encode(given_up.leave), [](auto) {});
 }
 
 void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outcome) {

@@ -70,8 +70,19 @@ public:
     // A party joined the room of live ticket `id`: its deadline gets the join's extension.
     void extend_on_join(const TicketId& id);
     // A room closed by its ticket's wait search that gets a join from the very room that search is
-    // trying to join: the lower ticket ID gives its own join up and takes the other in.
-    void yield_to_crossed_join(Room& room, const JoinMessage& join);
+    // trying to join: the lower ticket ID gives its own join up and takes the other in. Returns
+    // the join given up, for take_back_join should the room refuse the other after all.
+    struct GivenUpJoin {
+        std::unique_ptr<JoinAttempt> attempt;
+        LeaveMessage leave;  // to withdraw the party if the ticket cannot wait for that answer
+    };
+    [[nodiscard]] std::optional<GivenUpJoin> yield_to_crossed_join(Room& room,
+                                                                   const JoinMessage& join);
+    // The room that gave way refused the crossed join after all (its limits, the game's
+    // callbacks), so the other room opens again when that answer arrives, and the join given up,
+    // still out (or retried), may then be taken: the ticket waits for its answer again, its room
+    // closed, as before it gave way.
+    void take_back_join(const TicketId& room_id, GivenUpJoin given_up);
     // Drops the names no ticket holds any more, and the unused values once more than a few
     // thousand are kept (the service's sweep).
     void forget_unused_settings();

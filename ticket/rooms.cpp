@@ -119,12 +119,13 @@ void Rooms::announce(Room& room, const std::optional<Announcement>& announcement
     }
 }
 
+JoinReplyMessage Rooms::refuse(JoinRefusal refusal) {
+    ++context_.counters.joins_refused;
+    ++context_.counters.join_refusals[static_cast<std::size_t>(refusal)];
+    return refused_join(refusal);
+}
+
 JoinReplyMessage Rooms::accept_join(const JoinMessage& join, Holder holder) {
-    auto refuse = [this](JoinRefusal refusal) {
-        ++context_.counters.joins_refused;
-        ++context_.counters.join_refusals[static_cast<std::size_t>(refusal)];
-        return refused_join(refusal);
-    };
     auto found = rooms_.find(join.room_id);
     if (context_.recall.accepted_join(join.attempt)) {
         // A retry of a join already accepted: accepted again while the party is seated. A party
@@ -140,12 +141,22 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join, Holder holder) {
     if (found == nullptr) {
         return refuse(JoinRefusal::room_not_found);
     }
-    if (found->state == RoomState::searching && join.from_search) {
-        tickets_.yield_to_crossed_join(*found, join);
+    if (found->state != RoomState::searching || !join.from_search) {
+        return admit(*found, join, std::move(holder));
     }
-    if (auto refusal = seat_refusal(*found, join)) {
+    auto given_up = tickets_.yield_to_crossed_join(*found, join);
+    JoinReplyMessage reply = admit(*found, join, std::move(holder));
+    if (given_up && !reply.accepted) {
+        tickets_.take_back_join(join.room_id, std::move(*given_up));
+    }
+    return reply;
+}
+
+JoinReplyMessage Rooms::admit(Room& room, const JoinMessage& join, Holder holder) {
+    if (auto refusal = seat_refusal(room, join)) {
         return refuse(*refusal);
     }
+    Room* found = &room;
     const Callbacks* handlers = context_.callbacks(found->type);
     const TicketId room_id = found->id;
     if (handlers != nullptr && handlers->allow_match_if) {

@@ -84,6 +84,9 @@ public:
 
 private:
     // Why this room cannot seat the join's party now, if it cannot.
+    // accept_join's checks and seating, once a crossed join has been settled.
+    [[nodiscard]] JoinReplyMessage admit(Room& room, const JoinMessage& join, Holder holder);
+    [[nodiscard]] JoinReplyMessage refuse(JoinRefusal refusal);
     [[nodiscard]] std::optional<JoinRefusal> seat_refusal(const Room& room,
                                                           const JoinMessage& join) const;
     void seat(Room& room, const JoinMessage& join, Holder holder);

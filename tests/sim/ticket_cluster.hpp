@@ -150,8 +150,15 @@ struct TicketCluster {
 
     void run(Duration duration) { world.run_for(duration); }
 
+    // Whether nodes `a` (running) and `b` are each live to the other (a node is to itself).
+    bool sees_each_other(const NodeId& a, const NodeId& b) {
+        return a == b || (world.node(a).network().find_live(b) && sim.running(b) &&
+                          world.node(b).network().find_live(a));
+    }
+
     // Rooms above their size, and users counted in two rooms of one type. A membership counts
-    // while the room's node and the user's home see each other alive, and a searching ticket's
+    // while the room's node sees the user's home and the party's ticket owner alive and is seen
+    // so by them (a party's owner that is gone decides nothing any more), and a searching ticket's
     // own room (its party, which nobody can join) is not a room: while its join's answer is on
     // the way, the party is already in the room it joined.
     std::vector<std::string> broken_invariants() {
@@ -168,11 +175,13 @@ struct TicketCluster {
                     if (room.state == RoomState::searching) {
                         break;
                     }
-                    const bool mutual = member.user->home == node ||
-                                        (world.node(node).network().find_live(member.user->home) &&
-                                         sim.running(member.user->home) &&
-                                         world.node(member.user->home).network().find_live(node));
-                    if (mutual) {
+                    // A party's place in a room is its home's and its ticket owner's to know:
+                    // while one of them and the room's node disagree on whether the other is
+                    // alive (one declared the other dead, and the other has not heard yet),
+                    // each side goes on as it must; they settle when the other hears.
+                    const NodeId owner(node_text_of(member.ticket_id.str()));
+                    if (sees_each_other(node, member.user->home) &&
+                        (!sim.running(owner) || sees_each_other(node, owner))) {
                         static const char* states[] = {"searching", "waiting", "completed",
                                                        "backfill"};
                         rooms_of[{member.user->id, room.type}].push_back(

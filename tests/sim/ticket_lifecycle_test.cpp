@@ -216,6 +216,60 @@ TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: two tickets that began waiting tog
     CHECK(crossed > 0);
 }
 
+// Two crossed joins where the room that gives way then refuses the other (the game does not
+// allow it, or the room's limits): its own join is still out and the other room opens again once
+// its refusal arrives, so that join, retried after its first try was lost, may be taken there.
+// The ticket waits for its answer again, its room closed, rather than going on in its own room
+// while its party is seated in the other.
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a crossed join refused after giving way takes its own back") {
+    recorder.search_tries = 0;
+    std::size_t crossed = 0;
+    for (std::size_t a = 0; a < 4; ++a) {
+        for (std::size_t b = a + 1; b < 4; ++b) {
+            CAPTURE(a);
+            CAPTURE(b);
+            TicketCluster cluster{4, 42, LinkModel{Duration(1), Duration(0), 0.0, false}, [this] {
+                                      Callbacks callbacks = recorder.make();
+                                      callbacks.allow_match_if = [](const TicketProperties&,
+                                                                    const User* owner,
+                                                                    const User*) {
+                                          return owner == nullptr || owner->id != UserId("ann");
+                                      };
+                                      return callbacks;
+                                  }};
+            const NodeId ann_node = cluster.name(a);
+            const NodeId bob_node = cluster.name(b);
+            // Ann's first join is lost; a join from Bob that arrives before her retry crossed it.
+            int ann_joins = 0;
+            bool bob_joined_between = false;
+            cluster.world.drop_if([&](const NodeId& from, const NodeId& to, const Envelope& frame) {
+                if (frame.service != wire::SERVICE || frame.method != wire::METHOD_JOIN ||
+                    frame.kind != EnvelopeKind::request) {
+                    return false;
+                }
+                if (from == ann_node && to == bob_node) {
+                    return ++ann_joins == 1;
+                }
+                bob_joined_between |= from == bob_node && to == ann_node && ann_joins == 1;
+                return false;
+            });
+            cluster.connect(a, "ann", 1500);
+            cluster.connect(b, "bob", 1500);
+            REQUIRE(cluster.at(a).start_ticket(ranked, UserId("ann")).has_value());
+            REQUIRE(cluster.at(b).start_ticket(ranked, UserId("bob")).has_value());
+            cluster.run(6s);
+            crossed += bob_joined_between ? 1 : 0;
+            CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+            CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+            for (const std::string& broken : cluster.broken_invariants()) {
+                FAIL_CHECK(broken);
+            }
+        }
+    }
+    CHECK(crossed > 0);
+}
+
 // A ticket that looked and found nobody still meets one that begins waiting later: that one's
 // wait search finds it.
 TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: a wait search joins a room that waited longer") {
