@@ -61,6 +61,8 @@ net::awaitable<error_code> connect_to(beast::tcp_stream& stream, const Address& 
 
 using Request = http::request<http::empty_body>;
 
+constexpr std::chrono::milliseconds accept_pause{500};
+
 }  // namespace
 
 struct WebSocketGateway::State {
@@ -311,7 +313,13 @@ net::awaitable<void> WebSocketGateway::State::accept_loop() {
             if (error == net::error::operation_aborted || stopping) {
                 co_return;
             }
-            throttle.warn(*log, "accept", "gateway: accept failed: {}", error.message());
+            // Out of descriptors, say: the connection stays queued and the next accept would
+            // fail at once, so accepting pauses rather than spinning on it.
+            ++counters.accept_failures;
+            throttle.warn(*log, "accept", "gateway: accept failed: {}; accepting again in {} ms",
+                          error.message(), accept_pause.count());
+            net::steady_timer pause(context, accept_pause);
+            co_await pause.async_wait(on_error(error));
             continue;
         }
         if (open >= options.connections_max) {

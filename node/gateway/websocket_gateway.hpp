@@ -54,6 +54,7 @@ struct GatewayCounters {
     std::uint64_t http_requests = 0;   // plain requests answered
     std::uint64_t refused_origin = 0;  // upgrades refused for their Origin
     std::uint64_t refused_limit = 0;   // connections turned away at the limit
+    std::uint64_t accept_failures = 0;  // accepts that failed (out of descriptors), each a pause
     std::uint64_t bad_messages = 0;    // messages that closed their connection
     std::uint64_t slow_readers = 0;    // clients that did not take a message in time
     std::uint64_t node_unreachable = 0;  // upgrades no node would take

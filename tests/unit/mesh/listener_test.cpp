@@ -13,8 +13,9 @@
 
 #ifdef __linux__
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <unistd.h>
+
+#include "support/descriptor_limit.hpp"
 #endif
 
 #include <asio/co_spawn.hpp>
@@ -105,14 +106,6 @@ struct Listening {
     }
 };
 
-// The lowest descriptor number free now: the one the next accept would take.
-int lowest_free_descriptor() {
-    const int probe = ::dup(0);
-    REQUIRE(probe >= 0);
-    ::close(probe);
-    return probe;
-}
-
 }  // namespace
 
 TEST_CASE("mesh/listener: a burst larger than one turn's batch is accepted whole, each socket "
@@ -174,15 +167,7 @@ TEST_CASE("mesh/listener: out of descriptors, accepting pauses, says why, and ta
 
     asio::ip::tcp::socket client(listening.context);
     client.connect(listening.address);  // queued by the kernel: the accept is what must fail
-    rlimit before{};
-    REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
-    struct Restore {
-        rlimit limit;
-        ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
-    } restore{before};
-    rlimit tight = before;
-    tight.rlim_cur = static_cast<rlim_t>(lowest_free_descriptor());
-    REQUIRE(::setrlimit(RLIMIT_NOFILE, &tight) == 0);
+    test_support::OutOfDescriptors out_of_descriptors;
 
     listening.context.run_for(std::chrono::milliseconds(1200));
     CHECK(listening.sockets.empty());
@@ -190,7 +175,7 @@ TEST_CASE("mesh/listener: out of descriptors, accepting pauses, says why, and ta
     CHECK(listening.errors.front() == std::error_code(EMFILE, std::system_category()));
     CHECK(listening.errors.size() <= 4);  // paused between tries, not a busy loop
 
-    REQUIRE(::setrlimit(RLIMIT_NOFILE, &before) == 0);
+    out_of_descriptors.restore();
     listening.run_until([&] { return !listening.sockets.empty(); });
     REQUIRE(listening.sockets.size() == 1);  // no new connection needed to wake the loop
     CHECK(listening.peers.front() == client.local_endpoint());
