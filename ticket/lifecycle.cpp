@@ -367,8 +367,11 @@ void Tickets::take_back_join(const TicketId& room_id, GivenUpJoin given_up) {
     }
     // The game's callbacks moved or ended the ticket meanwhile: should that room take the party
     // now, it leaves again.
-    context_.courier.request(given_up.attempt->node, wire::SERVICE, wire::METHOD_LEAVE,
-                             encode(given_up.leave), [](auto) {});
+    send_leave(given_up.attempt->node, given_up.leave);
+}
+
+void Tickets::send_leave(const NodeId& node, const LeaveMessage& leave) {
+    context_.courier.request(node, wire::SERVICE, wire::METHOD_LEAVE, encode(leave), [](auto) {});
 }
 
 void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outcome) {
@@ -513,8 +516,7 @@ void Tickets::send_join(const TicketId& id) {
                 // The room's node may have taken the party without its answer arriving: leave,
                 // so that it does not keep members who were told something else. (Not when a
                 // push from that room already said the join succeeded: the party is there.)
-                context_.courier.request(node, wire::SERVICE, wire::METHOD_LEAVE, encode(leave),
-                                         [](auto) {});
+                send_leave(node, leave);
             }
         }
         std::vector<PushEnvelope> pushes =
@@ -601,10 +603,8 @@ void Tickets::conclude_join(OwnedTicket& ticket) {
     // A waiting ticket's items, while its phase still says it has some.
     remove_items(ticket);
     if (ticket.cancel_requested) {  // the room's 222 to the party says why
-        context_.courier.request(joined.node, wire::SERVICE, wire::METHOD_LEAVE,
-                                 encode(LeaveMessage{joined.room_id, ticket.owner(), ticket.type,
-                                                     *ticket.cancel_requested}),
-                                 [](auto) {});
+        send_leave(joined.node, LeaveMessage{joined.room_id, ticket.owner(), ticket.type,
+                                             *ticket.cancel_requested});
     }
     for (const SharedUser& user : ticket.party) {
         if (Participation* participation =

@@ -90,6 +90,8 @@ public:
     void cancel_timers();
 
 private:
+    // Withdraws a party from a room at `node` that may hold it; nobody waits for the answer.
+    void send_leave(const NodeId& node, const LeaveMessage& leave);
     // Sets the ticket's timer for its next step or its deadline, whichever comes first.
     void arm(OwnedTicket& ticket);
     void wake(const TicketId& id);

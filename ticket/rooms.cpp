@@ -141,10 +141,10 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join, Holder holder) {
     if (found == nullptr) {
         return refuse(JoinRefusal::room_not_found);
     }
-    if (found->state != RoomState::searching || !join.from_search) {
-        return admit(*found, join, std::move(holder));
+    std::optional<Tickets::GivenUpJoin> given_up;
+    if (found->state == RoomState::searching && join.from_search) {
+        given_up = tickets_.yield_to_crossed_join(*found, join);
     }
-    auto given_up = tickets_.yield_to_crossed_join(*found, join);
     JoinReplyMessage reply = admit(*found, join, std::move(holder));
     if (given_up && !reply.accepted) {
         tickets_.take_back_join(join.room_id, std::move(*given_up));

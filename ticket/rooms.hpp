@@ -83,10 +83,11 @@ public:
     [[nodiscard]] static std::vector<UserId> member_ids(const Room& room);
 
 private:
-    // Why this room cannot seat the join's party now, if it cannot.
     // accept_join's checks and seating, once a crossed join has been settled.
     [[nodiscard]] JoinReplyMessage admit(Room& room, const JoinMessage& join, Holder holder);
+    // A refused join, counted by its reason.
     [[nodiscard]] JoinReplyMessage refuse(JoinRefusal refusal);
+    // Why this room cannot seat the join's party now, if it cannot.
     [[nodiscard]] std::optional<JoinRefusal> seat_refusal(const Room& room,
                                                           const JoinMessage& join) const;
     void seat(Room& room, const JoinMessage& join, Holder holder);
