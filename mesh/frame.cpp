@@ -218,9 +218,11 @@ std::expected<Envelope, FrameError> decode_body(std::span<const capnp::word> bod
         }
         envelope.payload = PayloadView(reinterpret_cast<const capnp::word*>(payload.begin()),
                                        payload.size() / sizeof(capnp::word));
-        envelope.error_code = root.getErrorCode();
-        const auto message = root.getErrorMessage();
-        envelope.error_message = std::string_view(message.begin(), message.size());
+        if (envelope.kind == EnvelopeKind::failure) {  // only a failure says what went wrong
+            envelope.error_code = root.getErrorCode();
+            const auto message = root.getErrorMessage();
+            envelope.error_message = std::string_view(message.begin(), message.size());
+        }
         return envelope;
     } catch (const kj::Exception& error) {
         return fail(FrameErrc::malformed,

@@ -1,5 +1,7 @@
 #include "mesh/network.hpp"
 
+#include <array>
+#include <cstdint>
 #include <cstring>
 
 #include <capnp/serialize.h>
@@ -22,8 +24,23 @@ std::string_view to_string(MeshErrc code) {
 }
 
 void write_flat(capnp::MessageBuilder& message, std::span<std::byte> into) {
+    const auto segments = message.getSegmentsForOutput();
+    if (segments.size() == 1) {
+        // Almost every message fits its first segment: the stream format's table is then one
+        // word (segment count - 1, then the segment's size in words, both little-endian 32-bit),
+        // and the segment follows it. Written directly, a message costs one copy and no stream.
+        const std::size_t words = segments[0].size();
+        MM_ASSERT(into.size() == (1 + words) * sizeof(capnp::word));
+        const auto size = static_cast<std::uint32_t>(words);
+        const std::array<std::uint8_t, sizeof(capnp::word)> table = {
+            0, 0, 0, 0, static_cast<std::uint8_t>(size), static_cast<std::uint8_t>(size >> 8),
+            static_cast<std::uint8_t>(size >> 16), static_cast<std::uint8_t>(size >> 24)};
+        std::memcpy(into.data(), table.data(), table.size());
+        std::memcpy(into.data() + table.size(), segments[0].begin(), words * sizeof(capnp::word));
+        return;
+    }
     kj::ArrayOutputStream out(kj::arrayPtr(reinterpret_cast<kj::byte*>(into.data()), into.size()));
-    capnp::writeMessage(out, message);
+    capnp::writeMessage(out, segments);
     MM_ASSERT(out.getArray().size() == into.size());
 }
 

@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
 #include <spdlog/logger.h>
 
 #include "config/config.hpp"
@@ -87,7 +86,7 @@ public:
     std::shared_ptr<matchmesh::node::Session> connect(std::size_t node) {
         auto session = std::make_shared<matchmesh::node::Session>();
         session->id = ++sessions_made_;
-        session->remote = fmt::format("sim-client-{}", session->id);
+        session->remote = "sim-client-" + std::to_string(session->id);
         node_of_[session.get()] = node;
         sessions_.push_back(session);  // kept, so that no later session reuses its address
         return session;

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mesh/sim/sim_world.hpp"
 
@@ -59,6 +60,7 @@ public:
             services_.erase(node.id());
         });
         for (std::size_t i = 0; i < options.nodes; ++i) {
+            names_.push_back(name(i));
             matchmesh::mesh::sim::SimNodeConfig config{name(i), "HTTP", {}};
             if (i > 0) {
                 config.seeds.push_back(name(0));
@@ -76,7 +78,9 @@ public:
     }
 
     [[nodiscard]] Services& at(const matchmesh::NodeId& id) { return *services_.at(id); }
-    [[nodiscard]] Services& at(std::size_t i) { return at(name(i)); }
+    [[nodiscard]] Services& at(std::size_t i) {
+        return at(i < names_.size() ? names_[i] : name(i));  // made once: a lookup per command
+    }
     // Whether the node runs now (its services exist).
     [[nodiscard]] bool running(const matchmesh::NodeId& id) const { return services_.contains(id); }
     // The running nodes' services, by node.
@@ -87,6 +91,7 @@ public:
     void run(matchmesh::Duration duration) { world.run_for(duration); }
 
 private:
+    std::vector<matchmesh::NodeId> names_;  // name(i) of the nodes the cluster started with
     Build build_;
     BeforeStop before_stop_;
     // Declared before the world: its destructor stops the nodes through the stop hook.
