@@ -65,6 +65,8 @@ public:
     [[nodiscard]] std::span<const capnp::word> keep_answer(std::span<const capnp::word> answer);
     // Room for `count` value entries, for as long as this lives.
     [[nodiscard]] std::span<FoundEntry> entries(std::size_t count);
+    // A copy of `text` with a NUL after it, as a message's texts have.
+    [[nodiscard]] std::string_view keep_text(std::string_view text);
     // Keeps a copy of an item and returns its view.
     Found keep_copy(std::string_view profile_id, std::string_view unique_id, const ValueMap& value,
                     std::chrono::seconds ttl, Duration remaining, std::string_view origin);
@@ -76,8 +78,6 @@ private:
     // further blocks that never move.
     struct Arena;
     [[nodiscard]] void* room(std::size_t bytes, std::size_t alignment);
-    // A copy of `text` with a NUL after it, as a message's texts have.
-    [[nodiscard]] std::string_view keep_text(std::string_view text);
 
     std::unique_ptr<Arena> arena_;
 };

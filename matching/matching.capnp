@@ -20,6 +20,7 @@ struct Value {
     text @4 :Text;
     bytes @5 :Data;
   }
+  nameText @6 :UInt16;      # in an answer with shared texts, see SearchResponse
 }
 
 struct AddItem {
@@ -44,18 +45,25 @@ struct SearchRequest {
   limit @1 :UInt32;         # return at most this many items over all keys, in key order
   rotation @2 :UInt32;      # where each bucket's walk begins: 0 its oldest item, else this
                             # position modulo the bucket's size, wrapping round
+  sharedTexts @3 :Bool;     # the searcher reads answers with shared texts (older ones do not)
 }
 
 struct FoundItem {
   keyIndex @0 :UInt32;      # position of its key in the request
-  profileId @1 :Text;
+  profileId @1 :Text;       # left out with shared texts: the key's own profile
   uniqueId @2 :Text;
-  value @3 :List(Value);
+  value @3 :List(Value);    # with shared texts, the names are in the answer's texts (nameText)
   ttlSeconds @4 :UInt8;
   remainingMs @5 :UInt32;   # time left before it expires, by the replica's clock
   origin @6 :Text;          # node that added it
+  originText @7 :UInt16;    # with shared texts, see SearchResponse
 }
 
+# With shared texts (when the request asks for them), the texts that repeat from item to item are
+# sent once each: origins and value names go in `texts`, which originText and nameText number
+# from 1 (0: the text is in the item's own field), and profile IDs are left out, since each key
+# names its profile. Reading a 20-item answer then costs a few texts instead of four per item.
 struct SearchResponse {
   items @0 :List(FoundItem);
+  texts @1 :List(Text);     # at most 32
 }

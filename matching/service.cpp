@@ -415,10 +415,23 @@ bool MatchingService::take_answer(SearchJob& job, std::uint32_t number, mesh::Pa
         return false;
     }
     keys_of_request(job, number);
-    for (const KeyedFound& found : answered_items_) {
-        if (found.key_index < request_key_indexes_.size()) {
-            job.found[request_key_indexes_[found.key_index]].push_back(found.item);
+    // An answer with shared texts leaves out the items' profile IDs: each is its key's (the text
+    // before the key's first tab), kept with the outcome once per key that found something.
+    request_profiles_.assign(request_key_indexes_.size(), std::string_view());
+    for (KeyedFound& found : answered_items_) {
+        if (found.key_index >= request_key_indexes_.size()) {
+            continue;  // names no key that was asked
         }
+        const std::size_t k = request_key_indexes_[found.key_index];
+        if (found.item.profile_id.empty()) {
+            std::string_view& profile = request_profiles_[found.key_index];
+            if (profile.empty()) {
+                const std::string_view key = job.keys[k];
+                profile = job.outcome.keep_text(key.substr(0, key.find('\t')));
+            }
+            found.item.profile_id = profile;
+        }
+        job.found[k].push_back(found.item);
     }
     for (const std::size_t k : request_key_indexes_) {
         job.request_of[k] = SearchJob::no_request;
@@ -597,7 +610,7 @@ void MatchingService::on_search(const NodeId& from, mesh::PayloadView payload,
     }
     ++counters_.searches_served;
     responder.reply(encode_search_response(serve(query->keys, query->limit, query->rotation),
-                                           scheduler_.now()));
+                                           scheduler_.now(), query->shared_texts));
 }
 
 void MatchingService::on_membership(const mesh::MembershipEvent& event) {

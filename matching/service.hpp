@@ -180,6 +180,7 @@ private:
     std::vector<std::pair<NodeId, std::vector<std::string>>> removals_;
     std::vector<std::string_view> request_keys_;
     std::vector<std::size_t> request_key_indexes_;
+    std::vector<std::string_view> request_profiles_;  // take_answer's: its keys' profile IDs
     std::vector<KeyedFound> answered_items_;  // take_answer's
     std::vector<FoundItem> served_items_;
     std::vector<KeyedView> served_;

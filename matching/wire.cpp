@@ -1,5 +1,6 @@
 #include "matching/wire.hpp"
 
+#include <array>
 #include <stdexcept>
 
 #include <capnp/serialize.h>
@@ -143,9 +144,66 @@ ValueMap read_value(capnp::List<wire::Value>::Reader list) {
 
 namespace {
 
+// The texts an answer shares, in the order first used: a text's number is its place plus one,
+// and 0 (the text goes in its own field) once shared_texts_max are taken.
+class SharedTexts {
+public:
+    std::uint16_t number_of(std::string_view text) {
+        for (std::size_t i = 0; i < count_; ++i) {
+            if (texts_[i] == text) {
+                return static_cast<std::uint16_t>(i + 1);
+            }
+        }
+        if (count_ == texts_.size()) {
+            return 0;
+        }
+        texts_[count_++] = text;
+        return static_cast<std::uint16_t>(count_);
+    }
+    [[nodiscard]] std::span<const std::string_view> texts() const { return {texts_.data(), count_}; }
+
+private:
+    std::array<std::string_view, shared_texts_max> texts_;
+    std::size_t count_ = 0;
+};
+
+// An answer's shared texts as read: each checked once, for what every field it may stand for
+// allows (no control characters, at most value_bytes_max bytes); a field then checks its length.
+class ReadTexts {
+public:
+    explicit ReadTexts(capnp::List<capnp::Text>::Reader list) {
+        if (list.size() > shared_texts_max) {
+            throw std::invalid_argument(
+                fmt::format("{} shared texts, at most {} allowed", list.size(), shared_texts_max));
+        }
+        for (unsigned i = 0; i < list.size(); ++i) {
+            texts_[i] = read_text(list[i], 0, value_bytes_max, "shared text");
+        }
+        count_ = list.size();
+    }
+    [[nodiscard]] std::string_view text(std::uint16_t number, std::size_t bytes_min,
+                                        std::size_t bytes_max, const char* field) const {
+        if (number > count_) {
+            throw std::invalid_argument(
+                fmt::format("{} is shared text {} of {}", field, number, count_));
+        }
+        const std::string_view found = texts_[number - 1];
+        if (found.size() < bytes_min || found.size() > bytes_max) {
+            throw std::invalid_argument(fmt::format("{} must be {}..{} bytes, got {}", field,
+                                                    bytes_min, bytes_max, found.size()));
+        }
+        return found;
+    }
+
+private:
+    std::array<std::string_view, shared_texts_max> texts_;
+    std::size_t count_ = 0;
+};
+
 // read_value's checks, with the entries left where they lie: views into the message, in room
 // `keeper` gives.
-FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, SearchOutcome& keeper) {
+FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, const ReadTexts& shared,
+                               SearchOutcome& keeper) {
     check_size(list, value_entries_max, "value entries");
     const std::span<FoundEntry> out = keeper.entries(list.size());
     std::size_t bytes = 0;
@@ -153,7 +211,9 @@ FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, SearchOutc
     for (unsigned i = 0; i < list.size(); ++i) {
         auto entry = list[i];
         FoundEntry& read = out[i];
-        read.name = read_text(entry.getName(), 1, value_bytes_max, "value name");
+        read.name = entry.getNameText() != 0
+                        ? shared.text(entry.getNameText(), 1, value_bytes_max, "value name")
+                        : read_text(entry.getName(), 1, value_bytes_max, "value name");
         read.scalar = read_scalar(entry);
         bytes += read.name.size() + payload_bytes(read.scalar);
         if (bytes > value_bytes_max) {
@@ -208,25 +268,57 @@ mesh::Payload encode_search(std::span<const std::string_view> keys, std::size_t 
         }
         root.setLimit(static_cast<std::uint32_t>(limit));
         root.setRotation(rotation);
+        root.setSharedTexts(true);
     });
 }
 
-mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now) {
+mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now,
+                                     bool shared_texts) {
     mesh::LocalMessageBuilder message;
-    auto list =
-        message.initRoot<wire::SearchResponse>().initItems(static_cast<unsigned>(items.size()));
+    auto root = message.initRoot<wire::SearchResponse>();
+    auto list = root.initItems(static_cast<unsigned>(items.size()));
     const auto text = mesh::text_field;
+    SharedTexts shared;
     for (unsigned i = 0; i < items.size(); ++i) {
         const FoundItem& item = items[i].item;
         auto out = list[i];
         out.setKeyIndex(static_cast<std::uint32_t>(items[i].key_index));
-        out.setProfileId(text(item.profile_id));
         out.setUniqueId(text(item.unique_id));
-        write_value(out.initValue(static_cast<unsigned>(item.value->size())), *item.value);
+        auto value = out.initValue(static_cast<unsigned>(item.value->size()));
+        if (shared_texts) {
+            unsigned e = 0;
+            for (const auto& [name, scalar] : *item.value) {
+                auto entry = value[e++];
+                if (const std::uint16_t number = shared.number_of(name); number != 0) {
+                    entry.setNameText(number);
+                } else {
+                    entry.setName(name);
+                }
+                std::visit([&entry](const auto& held) { set_scalar(entry, held); }, scalar);
+            }
+        } else {
+            write_value(value, *item.value);
+        }
         out.setTtlSeconds(static_cast<std::uint8_t>(item.ttl.count()));
         const auto remaining = std::max<std::int64_t>(0, (item.expires_at - now).count());
         out.setRemainingMs(static_cast<std::uint32_t>(remaining));
-        out.setOrigin(text(item.origin));
+        if (!shared_texts) {
+            out.setProfileId(text(item.profile_id));
+            out.setOrigin(text(item.origin));
+            continue;
+        }
+        if (const std::uint16_t number = shared.number_of(item.origin); number != 0) {
+            out.setOriginText(number);
+        } else {
+            out.setOrigin(text(item.origin));
+        }
+    }
+    if (!shared.texts().empty()) {
+        const auto texts = shared.texts();
+        auto out = root.initTexts(static_cast<unsigned>(texts.size()));
+        for (unsigned i = 0; i < texts.size(); ++i) {
+            out.set(i, text(texts[i]));
+        }
     }
     return mesh::Payload::encode(message);
 }
@@ -279,6 +371,7 @@ Result<SearchQuery> decode_search(mesh::PayloadView payload, const capnp::Reader
         }
         query.limit = root.getLimit();
         query.rotation = root.getRotation();
+        query.shared_texts = root.getSharedTexts();
         if (query.limit < 1 || query.limit > found_items_max) {
             throw std::invalid_argument(
                 fmt::format("limit {} is outside 1..{}", query.limit, found_items_max));
@@ -299,16 +392,23 @@ Result<void> decode_search_response(mesh::PayloadView payload, const capnp::Read
         keeper.keep_answer(payload), options, [&](wire::SearchResponse::Reader root) {
             auto list = root.getItems();
             check_size(list, found_items_max, "items");
+            const ReadTexts shared(root.getTexts());
             for (auto entry : list) {
-                Found& item = out.emplace_back(KeyedFound{entry.getKeyIndex(), {}}).item;
-                item.profile_id =
-                    read_text(entry.getProfileId(), 1, profile_id_bytes_max, "profile ID");
+                const std::uint32_t key_index = entry.getKeyIndex();
+                Found& item = out.emplace_back(KeyedFound{key_index, {}}).item;
+                if (entry.hasProfileId()) {  // else left out: its key's, which the caller knows
+                    item.profile_id =
+                        read_text(entry.getProfileId(), 1, profile_id_bytes_max, "profile ID");
+                }
                 item.unique_id =
                     read_text(entry.getUniqueId(), 1, unique_id_bytes_max, "unique ID");
-                item.value = read_value_in_place(entry.getValue(), keeper);
+                item.value = read_value_in_place(entry.getValue(), shared, keeper);
                 item.ttl = read_ttl(entry.getTtlSeconds());
                 item.remaining = Duration(entry.getRemainingMs());
-                item.origin = read_text(entry.getOrigin(), 0, origin_bytes_max, "origin");
+                item.origin =
+                    entry.getOriginText() != 0
+                        ? shared.text(entry.getOriginText(), 0, origin_bytes_max, "origin")
+                        : read_text(entry.getOrigin(), 0, origin_bytes_max, "origin");
             }
         });
 }

@@ -40,7 +40,11 @@ struct SearchQuery {
     std::vector<std::string_view> keys;  // into the request's message
     std::size_t limit = 0;
     std::uint32_t rotation = 0;  // see BucketStore::collect
+    bool shared_texts = false;   // the searcher reads answers with shared texts (matching.capnp)
 };
+
+// Texts an answer shares at most: origins are nodes and value names the game's, so a few.
+inline constexpr std::size_t shared_texts_max = 32;
 
 // A found item still in its store (views valid until the store changes).
 struct KeyedView {
@@ -56,9 +60,12 @@ void write_value(capnp::List<wire::Value>::Builder list, FoundValue value);
 [[nodiscard]] mesh::Payload encode_add(std::span<const AddedItem> items);
 [[nodiscard]] mesh::Payload encode_remove(std::string_view profile_id,
                                           std::span<const std::string> unique_ids);
+// Asks for an answer with shared texts, which this version reads.
 [[nodiscard]] mesh::Payload encode_search(std::span<const std::string_view> keys, std::size_t limit,
                                           std::uint32_t rotation = 0);
-[[nodiscard]] mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now);
+// With `shared_texts`, the answer sends its repeated texts once (see SearchResponse).
+[[nodiscard]] mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now,
+                                                   bool shared_texts);
 
 [[nodiscard]] Result<std::vector<AddedItem>> decode_add(mesh::PayloadView payload,
                                                         const capnp::ReaderOptions& options);
@@ -75,8 +82,9 @@ struct KeyedFound {
 };
 
 // Keeps a search's answer in `keeper` and appends its items to `out`, read in place: their views
-// point into the kept answer. An answer that breaks a bound is an error, with the items read
-// before it already appended: the caller drops them.
+// point into the kept answer. An item of an answer with shared texts has an empty profile ID: it
+// is its key's, which the caller fills in. An answer that breaks a bound is an error, with the
+// items read before it already appended: the caller drops them.
 [[nodiscard]] Result<void> decode_search_response(mesh::PayloadView payload,
                                                   const capnp::ReaderOptions& options,
                                                   SearchOutcome& keeper,

@@ -7,6 +7,7 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <fmt/format.h>
 
 #include "matching/found.hpp"
 #include "matching/wire.hpp"
@@ -67,7 +68,7 @@ TEST_CASE("matching/found: an answer's items are read where they lie, and outliv
     const FoundItem second{
         "Q", "u-2", &sample_value, now + std::chrono::seconds(5), std::chrono::seconds(10), ""};
     const std::vector<KeyedView> served{{0, first}, {3, second}};
-    std::vector<capnp::word> bytes = words_of(encode_search_response(served, now));
+    std::vector<capnp::word> bytes = words_of(encode_search_response(served, now, false));
 
     SearchOutcome keeper;
     std::vector<KeyedFound> found;
@@ -162,4 +163,155 @@ TEST_CASE("matching/found: entries for many answers come from chunks that never 
         }
     }
     CHECK(keeper.entries(0).empty());
+}
+
+namespace {
+
+// The answer's root, to look at how it was written.
+struct WrittenAnswer {
+    explicit WrittenAnswer(const mesh::Payload& payload)
+        : words(words_of(payload)), message(kj::arrayPtr(words.data(), words.size())) {}
+    [[nodiscard]] wire::SearchResponse::Reader root() {
+        return message.getRoot<wire::SearchResponse>();
+    }
+    std::vector<capnp::word> words;
+    capnp::FlatArrayMessageReader message;
+};
+
+// An answer of one item (key 0) whose origin is shared text `origin_text` of `texts`, written by
+// hand to break the rules.
+std::vector<capnp::word> answer_with_texts(const std::vector<std::string>& texts,
+                                           std::uint16_t origin_text) {
+    capnp::MallocMessageBuilder message;
+    auto root = message.initRoot<wire::SearchResponse>();
+    auto item = root.initItems(1)[0];
+    item.setUniqueId("u-1");
+    item.setTtlSeconds(30);
+    item.setOriginText(origin_text);
+    auto list = root.initTexts(static_cast<unsigned>(texts.size()));
+    for (unsigned i = 0; i < texts.size(); ++i) {
+        list.set(i, texts[i]);
+    }
+    auto flat = capnp::messageToFlatArray(message);
+    return {flat.begin(), flat.end()};
+}
+
+}  // namespace
+
+TEST_CASE("matching/found: an answer with shared texts sends each repeated text once") {
+    const Time now(std::chrono::seconds(100));
+    const auto item = [&](std::string_view profile, std::string_view id, std::string_view origin) {
+        return FoundItem{profile, id, &sample_value, now + std::chrono::seconds(20),
+                         std::chrono::seconds(30), origin};
+    };
+    const std::vector<KeyedView> served{{0, item("P", "u-1", "node-b")},
+                                        {0, item("P", "u-2", "node-b")},
+                                        {1, item("Q", "u-3", "node-c")}};
+
+    WrittenAnswer full(encode_search_response(served, now, false));
+    WrittenAnswer shared(encode_search_response(served, now, true));
+    CHECK(shared.words.size() < full.words.size());
+    CHECK(full.root().getTexts().size() == 0);
+    // The value's five names and the two origins, each once; no item carries its profile.
+    std::vector<std::string> texts;
+    for (auto text : shared.root().getTexts()) {
+        texts.emplace_back(text.cStr());
+    }
+    std::sort(texts.begin(), texts.end());
+    CHECK(texts == std::vector<std::string>{"blob", "level", "name", "node-b", "node-c", "ratio",
+                                            "ready"});
+    for (auto written : shared.root().getItems()) {
+        CHECK_FALSE(written.hasProfileId());
+        CHECK_FALSE(written.hasOrigin());
+        CHECK(written.getOriginText() != 0);
+    }
+
+    std::vector<KeyedFound> from_full;
+    std::vector<KeyedFound> from_shared;
+    SearchOutcome keeper;
+    REQUIRE(decode_search_response(full.words, capnp::ReaderOptions{}, keeper, from_full));
+    REQUIRE(decode_search_response(shared.words, capnp::ReaderOptions{}, keeper, from_shared));
+    REQUIRE(from_shared.size() == 3);
+    REQUIRE(from_full.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CAPTURE(i);
+        const Found& a = from_full[i].item;
+        const Found& b = from_shared[i].item;
+        CHECK(from_full[i].key_index == from_shared[i].key_index);
+        CHECK(b.profile_id.empty());  // its key's: the searcher fills it in
+        CHECK(a.unique_id == b.unique_id);
+        CHECK(a.origin == b.origin);
+        CHECK(a.ttl == b.ttl);
+        CHECK(a.remaining == b.remaining);
+        CHECK(to_value_map(b.value) == sample_value);
+    }
+    CHECK(from_full[2].item.profile_id == "Q");
+    CHECK(from_shared[2].item.origin == "node-c");
+}
+
+TEST_CASE("matching/found: past the shared texts' bound an answer's texts go in their own fields") {
+    const Time now(std::chrono::seconds(100));
+    const ValueMap value{{"level", std::int64_t{3}}};
+    std::vector<std::string> origins;
+    for (std::size_t i = 0; i < shared_texts_max + 8; ++i) {
+        origins.push_back(fmt::format("node-{:02}", i));
+    }
+    std::vector<KeyedView> served;
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+        served.push_back({0, FoundItem{"P", origins[i], &value, now + std::chrono::seconds(20),
+                                       std::chrono::seconds(30), origins[i]}});
+    }
+    WrittenAnswer shared(encode_search_response(served, now, true));
+    CHECK(shared.root().getTexts().size() == shared_texts_max);
+
+    SearchOutcome keeper;
+    std::vector<KeyedFound> found;
+    REQUIRE(decode_search_response(shared.words, capnp::ReaderOptions{}, keeper, found));
+    REQUIRE(found.size() == origins.size());
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+        CHECK(found[i].item.origin == origins[i]);
+        REQUIRE(found[i].item.value.size() == 1);
+        CHECK(found[i].item.value[0].name == "level");
+    }
+}
+
+TEST_CASE("matching/found: an answer whose shared texts break a bound is refused, naming it") {
+    CHECK(refusal_of(answer_with_texts({"a", "b"}, 3)) == "origin is shared text 3 of 2");
+    CHECK(refusal_of(answer_with_texts(std::vector<std::string>(33, "a"), 1)) ==
+          "33 shared texts, at most 32 allowed");
+    CHECK(refusal_of(answer_with_texts({std::string(300, 'n')}, 1)) ==
+          "origin must be 0..256 bytes, got 300");
+    CHECK(refusal_of(answer_with_texts({"node\nb"}, 1))
+              .find("shared text holds a control character") != std::string::npos);
+
+    // A value's name may be shared too, and must then still be a name.
+    capnp::MallocMessageBuilder message;
+    auto root = message.initRoot<wire::SearchResponse>();
+    auto item = root.initItems(1)[0];
+    item.setUniqueId("u-1");
+    item.setTtlSeconds(30);
+    auto entry = item.initValue(1)[0];
+    entry.setNameText(1);
+    entry.setInt(3);
+    root.initTexts(1).set(0, "");
+    auto flat = capnp::messageToFlatArray(message);
+    CHECK(refusal_of({flat.begin(), flat.end()}) == "value name must be 1..4096 bytes, got 0");
+}
+
+TEST_CASE("matching/found: a search asks for shared texts; an older searcher's request does not") {
+    const std::string_view keys[] = {"P\t\t1"};
+    const mesh::Payload asked = encode_search(keys, 20);
+    auto query = decode_search(asked.words(), capnp::ReaderOptions{});
+    REQUIRE(query);
+    CHECK(query->shared_texts);
+
+    capnp::MallocMessageBuilder older;  // as a node before shared texts writes it
+    auto root = older.initRoot<wire::SearchRequest>();
+    root.initKeys(1).set(0, "P\t\t1");
+    root.setLimit(20);
+    auto flat = capnp::messageToFlatArray(older);
+    const std::vector<capnp::word> words(flat.begin(), flat.end());
+    auto older_query = decode_search(words, capnp::ReaderOptions{});
+    REQUIRE(older_query);
+    CHECK_FALSE(older_query->shared_texts);
 }
