@@ -12,6 +12,10 @@
 namespace matchmesh::mesh {
 
 using TimerId = std::uint64_t;
+// What a timer runs. Move-only, so that a task of up to three words (an object and a shared flag,
+// say) is held in place rather than in a heap block of its own, as std::function would hold any
+// task that is not trivially copyable.
+using Task = std::move_only_function<void()>;
 
 class Scheduler {
 public:
@@ -22,7 +26,7 @@ public:
         return now().time_since_epoch();
     }
     // Runs `task` once, `delay` from now (a zero or negative delay: on the next turn of the loop).
-    virtual TimerId run_after(Duration delay, std::function<void()> task) = 0;
+    virtual TimerId run_after(Duration delay, Task task) = 0;
     // Cancels a timer that has not run; returns whether it was pending.
     virtual bool cancel(TimerId timer) = 0;
 };

@@ -31,7 +31,7 @@ TimerQueue::Slot* TimerQueue::pending_slot(TimerId id) {
     return slot.task && slot.generation == static_cast<std::uint32_t>(id >> 32) ? &slot : nullptr;
 }
 
-TimerId TimerQueue::add(Time deadline, std::function<void()> task, std::uint32_t tag) {
+TimerId TimerQueue::add(Time deadline, Task task, std::uint32_t tag) {
     MM_ASSERT(task);  // an empty task would read as no timer at all
     while (!free_.empty() && slots_[free_.back()].task) {
         free_.pop_back();  // taken again by put_back since it was freed
@@ -63,7 +63,7 @@ bool TimerQueue::cancel(TimerId timer) {
         return false;
     }
     // Destroyed last: what the task holds may set or cancel timers as it goes, growing the slots.
-    const std::function<void()> dropped = std::move(slot->task);
+    const Task dropped = std::move(slot->task);
     slot->task = nullptr;
     --live_;
     free_.push_back(static_cast<std::uint32_t>(timer));

@@ -22,14 +22,14 @@ class TimerQueue {
 public:
     // `tag` is the owner's own word on the task, handed back when it is due (the simulation
     // records which node's timer ran without wrapping every task in another closure).
-    TimerId add(Time deadline, std::function<void()> task, std::uint32_t tag = 0);
+    TimerId add(Time deadline, Task task, std::uint32_t tag = 0);
     bool cancel(TimerId timer);
 
     // The earliest pending deadline.
     [[nodiscard]] std::optional<Time> next_deadline();
 
     struct Due {
-        std::function<void()> task;
+        Task task;
         std::uint32_t tag = 0;
         TimerId id = 0;
     };
@@ -54,7 +54,7 @@ private:
         }
     };
     struct Slot {
-        std::function<void()> task;  // set exactly while the timer is pending
+        Task task;  // set exactly while the timer is pending
         std::uint32_t generation = 0;
         std::uint32_t tag = 0;
     };

@@ -21,7 +21,7 @@ void AsioScheduler::clear() {
     armed_for_.reset();
 }
 
-TimerId AsioScheduler::run_after(Duration delay, std::function<void()> task) {
+TimerId AsioScheduler::run_after(Duration delay, Task task) {
     const Time now = steady_now();
     const Time deadline = now + std::max(delay, Duration(0));
     const TimerId id = queue_.add(deadline, std::move(task));

@@ -24,7 +24,7 @@ public:
     [[nodiscard]] std::chrono::nanoseconds precise_now() const override {
         return std::chrono::steady_clock::now().time_since_epoch();
     }
-    TimerId run_after(Duration delay, std::function<void()> task) override;
+    TimerId run_after(Duration delay, Task task) override;
     bool cancel(TimerId timer) override { return queue_.cancel(timer); }
     // Drops every pending task (at shutdown, before what they reference is destroyed).
     void clear();

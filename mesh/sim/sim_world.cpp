@@ -13,7 +13,7 @@ class SimNode::NodeScheduler final : public Scheduler {
 public:
     NodeScheduler(SimWorld& world, SimNode& node) : world_(world), node_(node) {}
     [[nodiscard]] Time now() const override { return world_.now(); }
-    TimerId run_after(Duration delay, std::function<void()> task) override {
+    TimerId run_after(Duration delay, Task task) override {
         const Time at = world_.now() + std::max(delay, Duration(0));
         return world_.schedule(at, std::move(task), SimWorld::timer_tag(node_.index()));
     }
@@ -262,7 +262,7 @@ void SimWorld::heal() {
     blocked_.clear();
 }
 
-TimerId SimWorld::schedule(Time at, std::function<void()> task, std::uint32_t tag) {
+TimerId SimWorld::schedule(Time at, Task task, std::uint32_t tag) {
     return events_.add(std::max(at, now_), std::move(task), tag);
 }
 

@@ -131,7 +131,7 @@ private:
         return static_cast<std::uint32_t>(index + 1);
     }
     static std::uint32_t arrival_tag(std::size_t index) { return timer_tag(index) | arrival_bit; }
-    TimerId schedule(Time at, std::function<void()> task, std::uint32_t tag = 0);
+    TimerId schedule(Time at, Task task, std::uint32_t tag = 0);
     bool cancel(TimerId timer) { return events_.cancel(timer); }
     void transmit(SimNode& from, std::size_t to_index, Frame frame);
     void close_connection(std::size_t a, std::size_t b);

@@ -15,7 +15,7 @@ namespace {
 class StillScheduler final : public mesh::Scheduler {
 public:
     [[nodiscard]] Time now() const override { return Time(Duration(0)); }
-    mesh::TimerId run_after(Duration, std::function<void()>) override { return ++timers_; }
+    mesh::TimerId run_after(Duration, mesh::Task) override { return ++timers_; }
     bool cancel(mesh::TimerId) override { return false; }
 
 private:
