@@ -102,15 +102,81 @@ void set_scalar(wire::Value::Builder out, const Bytes& scalar) {
     set_scalar(out, std::span<const std::uint8_t>(scalar.data));
 }
 
-}  // namespace
+// The texts an answer shares, numbered from 1 in the order first used; 0 stands for "in its own
+// field". The writer adds texts until shared_texts_max are taken; the reader checks each text once,
+// for what every field it may stand for allows (no control characters, at most value_bytes_max
+// bytes), and a field then checks its length.
+class SharedTexts {
+public:
+    SharedTexts() = default;
 
-void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value) {
+    static SharedTexts read(capnp::List<capnp::Text>::Reader list) {
+        if (list.size() > shared_texts_max) {
+            throw std::invalid_argument(
+                fmt::format("{} shared texts, at most {} allowed", list.size(), shared_texts_max));
+        }
+        SharedTexts read;
+        for (auto text : list) {
+            read.texts_[read.count_++] = read_text(text, 0, value_bytes_max, "shared text");
+        }
+        return read;
+    }
+
+    // The text's number, added if new; 0 once the table is full.
+    std::uint16_t number_of(std::string_view text) {
+        for (std::size_t i = 0; i < count_; ++i) {
+            if (texts_[i] == text) {
+                return static_cast<std::uint16_t>(i + 1);
+            }
+        }
+        if (count_ == texts_.size()) {
+            return 0;
+        }
+        texts_[count_++] = text;
+        return static_cast<std::uint16_t>(count_);
+    }
+
+    [[nodiscard]] std::string_view text(std::uint16_t number, std::size_t bytes_min,
+                                        std::size_t bytes_max, const char* field) const {
+        if (number > count_) {
+            throw std::invalid_argument(
+                fmt::format("{} is shared text {} of {}", field, number, count_));
+        }
+        const std::string_view found = texts_[number - 1];
+        if (found.size() < bytes_min || found.size() > bytes_max) {
+            throw std::invalid_argument(fmt::format("{} must be {}..{} bytes, got {}", field,
+                                                    bytes_min, bytes_max, found.size()));
+        }
+        return found;
+    }
+
+    [[nodiscard]] std::span<const std::string_view> texts() const { return {texts_.data(), count_}; }
+
+private:
+    std::array<std::string_view, shared_texts_max> texts_;
+    std::size_t count_ = 0;
+};
+
+// A value's entries, each name in its own field or, given `shared`, numbered there when it can be.
+void write_entries(capnp::List<wire::Value>::Builder list, const ValueMap& value,
+                   SharedTexts* shared) {
     unsigned i = 0;
     for (const auto& [name, scalar] : value) {
         auto out = list[i++];
-        out.setName(name);
+        if (const std::uint16_t number = shared != nullptr ? shared->number_of(name) : 0;
+            number != 0) {
+            out.setNameText(number);
+        } else {
+            out.setName(name);
+        }
         std::visit([&out](const auto& held) { set_scalar(out, held); }, scalar);
     }
+}
+
+}  // namespace
+
+void write_value(capnp::List<wire::Value>::Builder list, const ValueMap& value) {
+    write_entries(list, value, nullptr);
 }
 
 void write_value(capnp::List<wire::Value>::Builder list, FoundValue value) {
@@ -144,65 +210,9 @@ ValueMap read_value(capnp::List<wire::Value>::Reader list) {
 
 namespace {
 
-// The texts an answer shares, in the order first used: a text's number is its place plus one,
-// and 0 (the text goes in its own field) once shared_texts_max are taken.
-class SharedTexts {
-public:
-    std::uint16_t number_of(std::string_view text) {
-        for (std::size_t i = 0; i < count_; ++i) {
-            if (texts_[i] == text) {
-                return static_cast<std::uint16_t>(i + 1);
-            }
-        }
-        if (count_ == texts_.size()) {
-            return 0;
-        }
-        texts_[count_++] = text;
-        return static_cast<std::uint16_t>(count_);
-    }
-    [[nodiscard]] std::span<const std::string_view> texts() const { return {texts_.data(), count_}; }
-
-private:
-    std::array<std::string_view, shared_texts_max> texts_;
-    std::size_t count_ = 0;
-};
-
-// An answer's shared texts as read: each checked once, for what every field it may stand for
-// allows (no control characters, at most value_bytes_max bytes); a field then checks its length.
-class ReadTexts {
-public:
-    explicit ReadTexts(capnp::List<capnp::Text>::Reader list) {
-        if (list.size() > shared_texts_max) {
-            throw std::invalid_argument(
-                fmt::format("{} shared texts, at most {} allowed", list.size(), shared_texts_max));
-        }
-        for (unsigned i = 0; i < list.size(); ++i) {
-            texts_[i] = read_text(list[i], 0, value_bytes_max, "shared text");
-        }
-        count_ = list.size();
-    }
-    [[nodiscard]] std::string_view text(std::uint16_t number, std::size_t bytes_min,
-                                        std::size_t bytes_max, const char* field) const {
-        if (number > count_) {
-            throw std::invalid_argument(
-                fmt::format("{} is shared text {} of {}", field, number, count_));
-        }
-        const std::string_view found = texts_[number - 1];
-        if (found.size() < bytes_min || found.size() > bytes_max) {
-            throw std::invalid_argument(fmt::format("{} must be {}..{} bytes, got {}", field,
-                                                    bytes_min, bytes_max, found.size()));
-        }
-        return found;
-    }
-
-private:
-    std::array<std::string_view, shared_texts_max> texts_;
-    std::size_t count_ = 0;
-};
-
 // read_value's checks, with the entries left where they lie: views into the message, in room
 // `keeper` gives.
-FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, const ReadTexts& shared,
+FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, const SharedTexts& shared,
                                SearchOutcome& keeper) {
     check_size(list, value_entries_max, "value entries");
     const std::span<FoundEntry> out = keeper.entries(list.size());
@@ -284,21 +294,8 @@ mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now,
         auto out = list[i];
         out.setKeyIndex(static_cast<std::uint32_t>(items[i].key_index));
         out.setUniqueId(text(item.unique_id));
-        auto value = out.initValue(static_cast<unsigned>(item.value->size()));
-        if (shared_texts) {
-            unsigned e = 0;
-            for (const auto& [name, scalar] : *item.value) {
-                auto entry = value[e++];
-                if (const std::uint16_t number = shared.number_of(name); number != 0) {
-                    entry.setNameText(number);
-                } else {
-                    entry.setName(name);
-                }
-                std::visit([&entry](const auto& held) { set_scalar(entry, held); }, scalar);
-            }
-        } else {
-            write_value(value, *item.value);
-        }
+        write_entries(out.initValue(static_cast<unsigned>(item.value->size())), *item.value,
+                      shared_texts ? &shared : nullptr);
         out.setTtlSeconds(static_cast<std::uint8_t>(item.ttl.count()));
         const auto remaining = std::max<std::int64_t>(0, (item.expires_at - now).count());
         out.setRemainingMs(static_cast<std::uint32_t>(remaining));
@@ -392,7 +389,7 @@ Result<void> decode_search_response(mesh::PayloadView payload, const capnp::Read
         keeper.keep_answer(payload), options, [&](wire::SearchResponse::Reader root) {
             auto list = root.getItems();
             check_size(list, found_items_max, "items");
-            const ReadTexts shared(root.getTexts());
+            const SharedTexts shared = SharedTexts::read(root.getTexts());
             for (auto entry : list) {
                 const std::uint32_t key_index = entry.getKeyIndex();
                 Found& item = out.emplace_back(KeyedFound{key_index, {}}).item;
