@@ -3,8 +3,8 @@
 // Reads <dir>/runs/<system>-<rate>.json (matchmesh-bench reports, system = matchmesh (3 nodes),
 // single_node or redis, with the ideal's own run on each trace in ideal-<rate>.json) and, when
 // present, the team run (runs/team-matchmesh.json, team-ideal.json), <dir>/sim-matches.json,
-// sim-memory.json, sim-pool.json, sim-scale.json, mesh.json, entrance.json and, from
-// --instructions, instructions.txt, scale-instructions.txt and pool-instructions.txt;
+// sim-memory.json, sim-pool.json, sim-scale.json, sim-latency.json, mesh.json, entrance.json
+// and, from --instructions, instructions.txt, scale-instructions.txt and pool-instructions.txt;
 // writes <dir>/summary.json, <dir>/table.md and the charts' data and gnuplot scripts
 // (ttm_cdf.png, ttm_vs_rate.png, scale.png), and prints the table.
 //
@@ -518,6 +518,11 @@ void add_simulation(const fs::path& dir, json& summary) {
     }
     if (const json entrance = read_json(dir / "entrance.json"); entrance.is_object()) {
         summary["websocket_entrance"] = entrance;
+    }
+    // Time to match in virtual time against the ideal: the matching's own timing, without the
+    // machine's CPU and scheduling.
+    if (const json latency = read_json(dir / "sim-latency.json"); latency.is_object()) {
+        summary["sim_latency"] = latency;
     }
     if (const json scale = read_json(dir / "sim-scale.json"); scale.is_object()) {
         summary["scale"] = scale.value("scale", json::array());

@@ -28,6 +28,10 @@
 //       the function measure_newcomer, so that callgrind can count the instructions of the same
 //       windows (--toggle-collect='*measure_newcomer*', scripts/bench.sh --instructions).
 //
+//   matchmesh-bench-sim latency [--rate 5000 --seconds 10 --nodes 3]
+//       Time to match in virtual time against the ideal matcher on the same 1v1 arrivals
+//       (bench/sim_latency.hpp): what the matching's own timing costs a player, free of CPU
+//       and scheduling noise.
 //   matchmesh-bench-sim scale --nodes 3,6,12,24,48,96,192 [--rate 500 --seconds 10]
 //       The same 1v1 trace on clusters of each size: frames per match, membership frames per
 //       node and second, CPU per match and the capacity it implies (bench/sim_scale.hpp).
@@ -57,6 +61,7 @@
 
 #include "bench/allocation_count.hpp"
 #include "bench/fit.hpp"
+#include "bench/sim_latency.hpp"
 #include "bench/sim_scale.hpp"
 #include "bench/simulated_cluster.hpp"
 #include "bench/trace.hpp"
@@ -478,14 +483,25 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1.0, 100000.0));
     scale->add_option("--seconds", scaling.seconds, "seconds of arrivals")
         ->check(CLI::Range(1.0, 3600.0));
+    auto* latency = app.add_subcommand("latency", "time to match against the ideal, virtual time");
+    bench::LatencyOptions timing;
+    latency->add_option("--rate", timing.rate, "1v1 arrivals a second, in total")
+        ->check(CLI::Range(1.0, 100000.0));
+    latency->add_option("--seconds", timing.seconds, "seconds of arrivals")
+        ->check(CLI::Range(1.0, 3600.0));
+    latency->add_option("--nodes", timing.nodes, "cluster size")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
     CLI11_PARSE(app, argc, argv);
     scaling.seed = seed;
+    timing.seed = seed;
 
     json report;
     if (app.got_subcommand("matches")) {
         report = matches_mode(seed);
     } else if (app.got_subcommand("memory")) {
         report = memory_mode(waiting, !no_split, seed);
+    } else if (app.got_subcommand("latency")) {
+        report = bench::latency_mode(timing);
     } else if (app.got_subcommand("scale")) {
         report = bench::scale_mode(scaling);
     } else {

@@ -245,6 +245,8 @@ echo "bench: simulated cluster: memory per waiting ticket, cost against pool siz
 pool_sizes=1000,10000,100000  # the pool run's, and its instruction counts' (--instructions)
 "$bin/matchmesh-bench-sim" pool --sizes "$pool_sizes" >"$out_dir/sim-pool.json"
 "$bin/matchmesh-bench-sim" matches >"$out_dir/sim-matches.json"
+echo "bench: simulated cluster: time to match against the ideal, in virtual time"
+"$bin/matchmesh-bench-sim" latency >"$out_dir/sim-latency.json"
 echo "bench: simulated cluster: cost per match as the cluster grows"
 if [ $quick -eq 1 ]; then scale_sizes=3,6,12,24; else scale_sizes=3,6,12,24,48,96,192; fi
 "$bin/matchmesh-bench-sim" scale --nodes "$scale_sizes" >"$out_dir/sim-scale.json"

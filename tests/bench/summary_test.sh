@@ -50,6 +50,8 @@ cat >"$dir/sim-pool.json" <<'JSON'
  {"pool": 100000, "newcomers": 100, "cpu_us_per_newcomer": 50}]}
 JSON
 printf '1000 10000000\n100000 100000000\n' >"$dir/pool-instructions.txt"
+echo '{"mode": "latency", "ttm_ms": {"p99": 13}, "ideal_ttm_ms": {"p99": 3}, "ttm_p99_over_ideal_ms": 10}' \
+    >"$dir/sim-latency.json"
 "$summary" "$dir" >/dev/null
 python3 - "$dir/summary.json" <<'PY'
 import json, sys
@@ -71,5 +73,6 @@ assert pool[1000]["instructions_per_newcomer"] == 100000, pool
 assert pool[100000]["instructions_per_newcomer"] == 1000000, pool
 assert summary["pool_growth_exponent_by_instructions"] == 0.5, summary
 assert summary["pool_growth_exponent"] == 0.2, summary
+assert summary["sim_latency"]["ttm_p99_over_ideal_ms"] == 10, summary
 PY
 echo "summary: ok"

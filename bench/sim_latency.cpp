@@ -1,0 +1,68 @@
+#include "bench/sim_latency.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/ideal.hpp"
+#include "bench/outcomes.hpp"
+#include "bench/simulated_cluster.hpp"
+#include "ticket/service.hpp"
+
+namespace matchmesh::bench {
+
+nlohmann::json latency_mode(const LatencyOptions& options) {
+    std::vector<Arrival> arrivals = duel_trace(options.rate, options.seconds, options.seed);
+    for (Arrival& arrival : arrivals) {
+        arrival.at = std::round(arrival.at * 1000) / 1000;  // the millisecond it starts on
+    }
+    SimulatedCluster cluster(load_duel_config(), options.seed,
+                             ticket::TicketServiceOptions{}.tickets_max, options.nodes);
+
+    std::vector<TicketRecord> records(arrivals.size());
+    std::unordered_map<std::string, std::size_t> index_of;
+    for (std::size_t i = 0; i < arrivals.size(); ++i) {
+        index_of.emplace(arrivals[i].users.front(), i);
+        records[i].arrived = records[i].accepted = true;
+        records[i].type = arrivals[i].type;
+        records[i].user = arrivals[i].users.front();
+        records[i].started_s = records[i].accepted_s = arrivals[i].at;
+    }
+    const Time begin = cluster.world().now();
+    cluster.on_terminal = [&](const UserId& user, const ticket::PushMessage& message) {
+        TicketRecord& record = records.at(index_of.at(user.str()));
+        record.ended_s = std::chrono::duration<double>(cluster.world().now() - begin).count();
+        record.ttm_ms = (record.ended_s - record.started_s) * 1000;
+        record.outcome = message.kind == ticket::PushKind::success   ? Outcome::matched
+                         : message.kind == ticket::PushKind::timeout ? Outcome::timed_out
+                                                                     : Outcome::canceled;
+        record.room = message.room_id;
+    };
+    (void)cluster.play(arrivals);
+
+    const nlohmann::json found = summarize(records, options.seconds);
+    const nlohmann::json ideal =
+        summarize(ideal_outcomes(arrivals, cluster.config().ticket_types), options.seconds);
+    const double p99 = found["ttm_ms"]["p99"].get<double>();
+    const double ideal_p99 = ideal["ttm_ms"]["p99"].get<double>();
+    fmt::print(stderr,
+               "latency: {} tickets at {}/s on {} nodes: fill {:.2f}% (ideal {:.2f}%), ttm p50 "
+               "{} ms p99 {} ms (ideal {} / {} ms)\n",
+               arrivals.size(), options.rate, options.nodes, 100 * found["fill_rate"].get<double>(),
+               100 * ideal["fill_rate"].get<double>(), found["ttm_ms"]["p50"].dump(), p99,
+               ideal["ttm_ms"]["p50"].dump(), ideal_p99);
+    return {{"mode", "latency"},
+            {"rate", options.rate},
+            {"seconds", options.seconds},
+            {"nodes", options.nodes},
+            {"fill_rate", found["fill_rate"]},
+            {"ttm_ms", found["ttm_ms"]},
+            {"ideal_fill_rate", ideal["fill_rate"]},
+            {"ideal_ttm_ms", ideal["ttm_ms"]},
+            {"ttm_p99_over_ideal_ms", p99 - ideal_p99}};
+}
+
+}  // namespace matchmesh::bench
