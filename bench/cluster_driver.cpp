@@ -508,9 +508,7 @@ asio::awaitable<void> Driver::await_end(Party& party) {
         record.ttm_ms =
             (record.ended_s - std::min(party.arrival.at, record.started_s)) * 1000;
         record.room = push->room_id;
-        record.outcome = push->kind == ticket::PushKind::success   ? Outcome::matched
-                         : push->kind == ticket::PushKind::timeout ? Outcome::timed_out
-                                                                   : Outcome::canceled;
+        record.outcome = outcome_of(push->kind);
         if (record.outcome == Outcome::matched) {
             check_team_match(party, *push);
         }

@@ -183,6 +183,12 @@ TicketRecord record_of(const nlohmann::json& json) {
     return record;
 }
 
+Outcome outcome_of(ticket::PushKind terminal) {
+    return terminal == ticket::PushKind::success   ? Outcome::matched
+           : terminal == ticket::PushKind::timeout ? Outcome::timed_out
+                                                   : Outcome::canceled;
+}
+
 nlohmann::json summarize(const std::vector<TicketRecord>& records, double window_s) {
     std::vector<const TicketRecord*> all;
     std::map<int, std::vector<const TicketRecord*>> by_type;

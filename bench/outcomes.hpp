@@ -9,9 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ticket/types.hpp"
+
 namespace matchmesh::bench {
 
 enum class Outcome { matched, timed_out, canceled, refused, unfinished };
+
+// A ticket's terminal push as its outcome: success, timeout, or else canceled.
+[[nodiscard]] Outcome outcome_of(ticket::PushKind terminal);
 
 struct TicketRecord {
     bool arrived = false;

@@ -36,9 +36,7 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
         TicketRecord& record = records.at(index_of.at(user.str()));
         record.ended_s = std::chrono::duration<double>(cluster.world().now() - begin).count();
         record.ttm_ms = (record.ended_s - record.started_s) * 1000;
-        record.outcome = message.kind == ticket::PushKind::success   ? Outcome::matched
-                         : message.kind == ticket::PushKind::timeout ? Outcome::timed_out
-                                                                     : Outcome::canceled;
+        record.outcome = outcome_of(message.kind);
         record.room = message.room_id;
     };
     (void)cluster.play(arrivals);
