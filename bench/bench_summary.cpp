@@ -110,8 +110,13 @@ json system_summary(const fs::path& dir, const std::vector<Point>& points,
                    {"ideal_ttm_ms", ideal_ttm_of(dir, point)},
                    {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)},
                    {"generator_cpu_share", point.report.value("generator_cpu_share", json())}};
-        if (point.report.contains("mesh_frames_per_match")) {
-            entry["mesh_frames_per_match"] = point.report["mesh_frames_per_match"];
+        // What a step's tail is made of: players turned away (overloaded) who came back, and
+        // joins spent on rooms already taken.
+        for (const char* key :
+             {"mesh_frames_per_match", "refused_joins_per_match", "players_retried"}) {
+            if (point.report.contains(key)) {
+                entry[key] = point.report[key];
+            }
         }
         by_rate.push_back(std::move(entry));
     }
@@ -292,9 +297,10 @@ void write_charts(const fs::path& dir, const std::map<std::string, std::vector<P
             }
             // Matches at 0 ms (the ideal's) sit at the left edge: a log axis has no place for
             // them, and gnuplot would cut the cumulative line at each.
-            plots += fmt::format("{}'{}' using ($3 > 0.1 ? $3 : 0.1):(1.0/n_{}) smooth cumulative "
-                                 "title '{}'",
-                                 plots.empty() ? "" : ", ", samples.string(), name, name);
+            plots += fmt::format(
+                "{}'{}' using ($3 > 0.1 ? $3 : 0.1):(1.0/n_{}) smooth cumulative "
+                "title '{}'",
+                plots.empty() ? "" : ", ", samples.string(), name, name);
         }
         if (plots.empty()) {
             return;

@@ -490,14 +490,21 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     const auto frames_of = [&](const std::string& admin) {
         return node::read_metric(admin, R"(matchmesh_mesh_frames_total{direction="out"})");
     };
+    // Joins the nodes' rooms refused: each a round trip a searcher spent on a room that another
+    // had taken (or that was gone) by the time its join came.
+    const auto refused_joins_of = [&](const std::string& admin) {
+        return node::read_metric(admin, R"(matchmesh_joins_total{result="refused"})");
+    };
     std::map<std::string, double> cpu_before;
     std::map<std::string, double> frames_before;
+    std::map<std::string, double> refused_joins_before;
     if (!options.admins.empty()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     }
     for (const std::string& admin : options.admins) {
         cpu_before[admin] = cpu_of(admin);
         frames_before[admin] = frames_of(admin);
+        refused_joins_before[admin] = refused_joins_of(admin);
     }
     GeneratorClock generator;
     ClusterRun run = drive_cluster_in_processes(arrivals, driver, options.processes);
@@ -512,8 +519,10 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     auto nodes = nlohmann::json::object();
     double cpu_total = 0;
     double frames_total = 0;
+    double refused_joins_total = 0;
     for (const std::string& admin : options.admins) {
         frames_total += std::max(0.0, frames_of(admin) - frames_before[admin]);
+        refused_joins_total += std::max(0.0, refused_joins_of(admin) - refused_joins_before[admin]);
         const double peak = node::read_metric(admin, "matchmesh_resident_bytes_peak");
         const double cpu = cpu_of(admin) - cpu_before[admin];
         cpu_total += std::max(0.0, cpu);
@@ -526,6 +535,7 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     if (!options.admins.empty()) {
         extra["server_cpu_s"] = std::round(cpu_total * 100) / 100;
         extra["mesh_frames"] = frames_total;
+        extra["refused_joins"] = refused_joins_total;
     }
     return std::move(run.records);
 }
@@ -552,6 +562,11 @@ nlohmann::json make_report(const Options& options, const std::vector<TicketRecor
         report["mesh_frames_per_match"] =
             std::round(report["mesh_frames"].get<double>() / report["matches"].get<double>() * 10) /
             10;
+    }
+    if (report.contains("refused_joins") && report["matches"].get<double>() > 0) {
+        report["refused_joins_per_match"] = std::round(report["refused_joins"].get<double>() /
+                                                       report["matches"].get<double>() * 100) /
+                                            100;
     }
     return report;
 }
@@ -593,6 +608,10 @@ void print_report(const Options& options, nlohmann::json& report,
     if (report.contains("mesh_frames_per_match")) {
         std::printf("frames between nodes: %.1f per match\n",
                     report["mesh_frames_per_match"].get<double>());
+    }
+    if (report.contains("refused_joins_per_match")) {
+        std::printf("joins refused by the rooms' nodes: %.2f per match\n",
+                    report["refused_joins_per_match"].get<double>());
     }
     if (report.contains("generator_cpu_s")) {
         std::printf("load generator CPU %.2f s, %.0f%% of one CPU over the run\n",

@@ -44,14 +44,27 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
     const nlohmann::json found = summarize(records, options.seconds);
     const nlohmann::json ideal =
         summarize(ideal_outcomes(arrivals, cluster.config().ticket_types), options.seconds);
+    // What the time to match is made of: searches, and joins spent on rooms that another
+    // searcher had taken or that were not waiting (a round trip each).
+    const double matches =
+        static_cast<double>(std::max<std::uint64_t>(1, cluster.rooms_completed()));
+    const auto per = [](double count, double of) { return std::round(count / of * 100) / 100; };
+    const double searches_per_ticket =
+        per(static_cast<double>(cluster.ticket_counter(&ticket::TicketCounters::searches)),
+            static_cast<double>(std::max<std::size_t>(1, arrivals.size())));
+    const double refused_joins_per_match =
+        per(static_cast<double>(cluster.ticket_counter(&ticket::TicketCounters::own_joins_refused)),
+            matches);
     const double p99 = found["ttm_ms"]["p99"].get<double>();
     const double ideal_p99 = ideal["ttm_ms"]["p99"].get<double>();
     fmt::print(stderr,
                "latency: {} tickets at {}/s on {} nodes: fill {:.2f}% (ideal {:.2f}%), ttm p50 "
-               "{} ms p99 {} ms (ideal {} / {} ms)\n",
+               "{} ms p99 {} ms (ideal {} / {} ms); {} searches a ticket, {} refused joins a "
+               "match\n",
                arrivals.size(), options.rate, options.nodes, 100 * found["fill_rate"].get<double>(),
                100 * ideal["fill_rate"].get<double>(), found["ttm_ms"]["p50"].dump(), p99,
-               ideal["ttm_ms"]["p50"].dump(), ideal_p99);
+               ideal["ttm_ms"]["p50"].dump(), ideal_p99, searches_per_ticket,
+               refused_joins_per_match);
     return {{"mode", "latency"},
             {"rate", options.rate},
             {"seconds", options.seconds},
@@ -60,7 +73,9 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
             {"ttm_ms", found["ttm_ms"]},
             {"ideal_fill_rate", ideal["fill_rate"]},
             {"ideal_ttm_ms", ideal["ttm_ms"]},
-            {"ttm_p99_over_ideal_ms", p99 - ideal_p99}};
+            {"ttm_p99_over_ideal_ms", p99 - ideal_p99},
+            {"searches_per_ticket", searches_per_ticket},
+            {"refused_joins_per_match", refused_joins_per_match}};
 }
 
 }  // namespace matchmesh::bench

@@ -161,6 +161,14 @@ std::size_t SimulatedCluster::replicas() {
     return cluster_->services(0).store().placement().replica_count();
 }
 
+std::uint64_t SimulatedCluster::ticket_counter(std::uint64_t ticket::TicketCounters::*counter) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < size(); ++i) {
+        sum += cluster_->services(i).tickets().counters().*counter;
+    }
+    return sum;
+}
+
 std::uint64_t SimulatedCluster::rooms_completed() {
     std::uint64_t rooms = 0;
     for (std::size_t i = 0; i < size(); ++i) {

@@ -72,6 +72,8 @@ public:
     [[nodiscard]] std::size_t tickets_in(ticket::TicketPhase phase);
     [[nodiscard]] std::size_t replicas();
     [[nodiscard]] std::uint64_t rooms_completed();
+    // A counter of the nodes' ticket services, added up over the nodes.
+    [[nodiscard]] std::uint64_t ticket_counter(std::uint64_t ticket::TicketCounters::*counter);
 
     void push(const UserId& user, const ticket::PushMessage& message) override;
 

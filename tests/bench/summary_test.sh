@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # matchmesh-bench-summary: whether one run sustained its rate (the ramp's stop rule in bench.sh),
-# the single node's ceiling and first failed rate in the summary of a run's folder, and the
-# remote searches' figures, the instructions per match against cluster size and per newcomer
-# against the waiting pool beside them.
+# the single node's ceiling and first failed rate in the summary of a run's folder (with what each
+# step's tail is made of), and the remote searches' figures, the instructions per match against
+# cluster size and per newcomer against the waiting pool beside them.
 set -euo pipefail
 summary=$1
 dir=$(mktemp -d)
@@ -20,6 +20,9 @@ report single_node-2000 40 2000 1000 0.4
 report single_node-4000 90 3990 990 0.7
 report single_node-7000 30 5600 700 1.0   # the players arrived at 80% of the rate
 report redis-7000 3 7000 1000 0.2
+# A step's tail: players turned away who came back, joins spent on rooms already taken.
+sed -i 's/"unfinished": 0,/"unfinished": 0, "refused_joins_per_match": 0.4, "players_retried": 12,/' \
+    "$dir/runs/single_node-4000.json"
 
 "$summary" --sustains "$dir/runs/single_node-4000.json" --rate 4000 | grep -qx "sustained"
 if "$summary" --sustains "$dir/runs/single_node-7000.json" --rate 7000; then
@@ -62,6 +65,10 @@ assert single["max_rate"] == 4000, single
 assert single["failed_at_rate"] == 7000, single
 assert single["generator_cpu_share_there"] == 1.0, single
 assert summary["single_node_rate_ratio"] == round(4000 / 7000, 2), summary
+steps = {step["rate"]: step for step in single["by_rate"]}
+assert steps[4000]["refused_joins_per_match"] == 0.4, steps
+assert steps[4000]["players_retried"] == 12, steps
+assert "refused_joins_per_match" not in steps[2000], steps
 scale = {size["nodes"]: size for size in summary["scale"]}
 assert scale[3]["instructions_per_match"] == 200000, scale
 assert scale[96]["instructions_per_match"] == 320000, scale
