@@ -297,30 +297,49 @@ FoundItem BucketStore::view(const Bucket& bucket, const Item& stored) const {
                      origins_.name(stored.origin)};
 }
 
-void BucketStore::collect(std::string_view key, std::uint64_t hash, Time now, std::size_t limit,
-                          std::size_t seen_end, std::vector<FoundItem>& out,
-                          std::uint32_t rotation) const {
+bool BucketStore::collect(std::string_view key, std::uint64_t hash, Time now, std::size_t limit,
+                          std::size_t seen_end, std::vector<FoundItem>& out, Handout handout) {
     auto found = buckets_.find(HashedKey{key, hash});
     if (found == buckets_.end()) {
-        return;
+        return false;
     }
-    const Bucket& bucket = found->second;
+    Bucket& bucket = found->second;
     const auto seen = [&out, seen_end](std::string_view unique_id) {
         return std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(seen_end),
                            [unique_id](const FoundItem& f) { return f.unique_id == unique_id; });
     };
+    const bool offers = handout.offer_hold > Duration(0);
+    const Item* offered = nullptr;
+    bool passed_by = false;  // items on offer to others, left for the second walk
     const std::size_t size = bucket.items.size();
-    const std::size_t first = size == 0 ? 0 : rotation % size;
-    for (std::size_t i = 0; i < size; ++i) {
-        if (out.size() >= limit) {
+    const std::size_t first = size == 0 ? 0 : handout.rotation % size;
+    // With offers, the first walk hands out what is on offer to nobody and the second the rest.
+    for (int walk = 0; walk < (offers ? 2 : 1); ++walk) {
+        for (std::size_t i = 0; i < size && out.size() < limit; ++i) {
+            Item& stored = bucket.items[(first + i) % size];
+            if (stored.handle == none || stored.expires_at <= now || &stored == offered ||
+                (seen_end != 0 && seen(stored.unique_id.view()))) {
+                continue;
+            }
+            const bool on_offer = stored.offered_until > now;
+            if (offers && on_offer != (walk == 1)) {
+                passed_by = passed_by || on_offer;
+                continue;
+            }
+            FoundItem& item = out.emplace_back(view(bucket, stored));
+            if (on_offer) {
+                item.offer = Offer::another;
+            } else if (offers && offered == nullptr) {
+                stored.offered_until = now + handout.offer_hold;
+                item.offer = Offer::yours;
+                offered = &stored;
+            }
+        }
+        if (!passed_by) {
             break;
         }
-        const Item& stored = bucket.items[(first + i) % size];
-        if (stored.handle != none && stored.expires_at > now &&
-            (seen_end == 0 || !seen(stored.unique_id.view()))) {
-            out.push_back(view(bucket, stored));
-        }
     }
+    return offered != nullptr;
 }
 
 std::size_t BucketStore::remove(std::string_view profile_id,

@@ -61,6 +61,25 @@ struct PutItem {
     std::string_view origin;  // node that added it; empty when unknown
 };
 
+// Whether a found item was offered to a searcher that asked for offers (see BucketStore::collect).
+enum class Offer : std::uint8_t {
+    none,     // offers were not asked for, or it is not on offer
+    yours,    // offered to this search: others pass it by for a while
+    another,  // on offer to another search that came just before
+};
+
+// How a search wants a bucket's items handed out (BucketStore::collect).
+struct Handout {
+    // Nonzero: begin the walk at this position modulo the bucket's size instead of at the
+    // oldest item, wrapping round: searchers that pass different ones see different items.
+    std::uint32_t rotation = 0;
+    // Nonzero: offer the first item that is on offer to nobody to this search for this long
+    // (it comes back as Offer::yours), and hand out the items on offer to others after all
+    // the rest (as Offer::another). Searchers that would all try the same room first each
+    // try a different one instead; no item is hidden.
+    Duration offer_hold{0};
+};
+
 // A found item. The views stay valid until the store is next modified.
 struct FoundItem {
     std::string_view profile_id;
@@ -69,6 +88,7 @@ struct FoundItem {
     Time expires_at;
     std::chrono::seconds ttl;
     std::string_view origin;
+    Offer offer = Offer::none;
 };
 
 // A bucket as dumps see it.
@@ -88,11 +108,9 @@ public:
 
     // Appends the live items of bucket `key` (oldest first) to `out` until it holds `limit`,
     // skipping any whose unique ID already appears in out[0, seen_end). `hash` is key_hash(key).
-    // A nonzero `rotation` begins the walk at that position modulo the bucket's size instead,
-    // wrapping round: searchers that pass different ones see different items of a large bucket.
-    void collect(std::string_view key, std::uint64_t hash, Time now, std::size_t limit,
-                 std::size_t seen_end, std::vector<FoundItem>& out,
-                 std::uint32_t rotation = 0) const;
+    // Returns whether it made an offer.
+    bool collect(std::string_view key, std::uint64_t hash, Time now, std::size_t limit,
+                 std::size_t seen_end, std::vector<FoundItem>& out, Handout handout = {});
 
     // Removes the items with these unique IDs under the profile; returns how many existed.
     std::size_t remove(std::string_view profile_id, std::span<const std::string> unique_ids,
@@ -159,6 +177,7 @@ private:
         PackedText unique_id;
         std::unique_ptr<ValueMap> value;  // null for an empty value
         Time expires_at{};
+        Time offered_until{};  // on offer to one search until then (see Handout)
         Handle handle = none;
         Handle prev_in_slot = none;  // expiry wheel list
         Handle next_in_slot = none;

@@ -105,8 +105,10 @@ Found SearchOutcome::keep_copy(std::string_view profile_id, std::string_view uni
 }
 
 Found SearchOutcome::keep_copy(const FoundItem& item, Time now) {
-    return keep_copy(item.profile_id, item.unique_id, *item.value, item.ttl, item.expires_at - now,
-                     item.origin);
+    Found kept = keep_copy(item.profile_id, item.unique_id, *item.value, item.ttl,
+                           item.expires_at - now, item.origin);
+    kept.offer = item.offer;
+    return kept;
 }
 
 }  // namespace matchmesh::matching

@@ -47,6 +47,7 @@ struct Found {
     std::chrono::seconds ttl{0};
     Duration remaining{0};
     std::string_view origin;
+    Offer offer = Offer::none;  // see Handout (bucket_store.hpp)
 };
 
 class SearchOutcome {

@@ -46,6 +46,8 @@ struct SearchRequest {
   rotation @2 :UInt32;      # where each bucket's walk begins: 0 its oldest item, else this
                             # position modulo the bucket's size, wrapping round
   sharedTexts @3 :Bool;     # the searcher reads answers with shared texts (older ones do not)
+  offerHoldMs @4 :UInt32;   # nonzero: offer the searcher one item on offer to nobody, passed by
+                            # in others' searches for this long (0 from older nodes: no offers)
 }
 
 struct FoundItem {
@@ -57,6 +59,7 @@ struct FoundItem {
   remainingMs @5 :UInt32;   # time left before it expires, by the replica's clock
   origin @6 :Text;          # node that added it
   originText @7 :UInt16;    # with shared texts, see SearchResponse
+  offer @8 :UInt8;          # 0 not on offer, 1 offered to this searcher, 2 on offer to another
 }
 
 # With shared texts (when the request asks for them), the texts that repeat from item to item are

@@ -36,6 +36,7 @@ struct MatchingService::SearchJob {
     static constexpr std::uint32_t being_asked = 0xffff'fffeU;  // within dispatch only
 
     std::uint32_t generation = 0;  // moves on when the job is answered: older refs are stale
+    Time started{};
     // Per key, in [0, key_count): the lists keep their length and their elements' capacity from
     // job to job.
     std::size_t key_count = 0;
@@ -47,7 +48,7 @@ struct MatchingService::SearchJob {
     std::uint32_t requests = 0;  // sent so far; they are numbered from 1
     std::size_t limit = 0;
     std::size_t node_limit = 0;
-    std::uint32_t rotation = 0;
+    Handout handout;
     std::size_t profile_count = 0;
     std::size_t outstanding = 0;
     std::size_t unanswered = 0;
@@ -218,7 +219,7 @@ Result<void> MatchingService::search_with_range_with_tags(std::span<const std::s
                                                           std::span<const std::string> tags,
                                                           const RangeProperties& properties,
                                                           std::size_t limit, SearchCallback done,
-                                                          std::uint32_t rotation) {
+                                                          Handout handout) {
     if (auto ok = validate_limit(limit); !ok) {
         return ok;
     }
@@ -226,7 +227,7 @@ Result<void> MatchingService::search_with_range_with_tags(std::span<const std::s
     if (auto ok = profiles_.range_search_keys(profile_ids, tags, properties, keys_); !ok) {
         return ok;
     }
-    start_search(limit, profile_ids.size(), std::move(done), rotation);
+    start_search(limit, profile_ids.size(), std::move(done), handout);
     return {};
 }
 
@@ -292,7 +293,7 @@ MatchingService::SearchJob& MatchingService::job_at(JobRef ref) const {
 }
 
 void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
-                                   SearchCallback done, std::uint32_t rotation) {
+                                   SearchCallback done, Handout handout) {
     ++counters_.searches;
     if (free_jobs_.empty()) {
         free_jobs_.push_back(static_cast<std::uint32_t>(jobs_.size()));
@@ -302,7 +303,8 @@ void MatchingService::start_search(std::size_t limit, std::size_t profile_count,
     free_jobs_.pop_back();
     SearchJob& job = *jobs_[ref.slot];
     job.limit = limit;
-    job.rotation = rotation;
+    job.handout = handout;
+    job.started = scheduler_.now();
     job.profile_count = profile_count;
     // With several profiles, another node's answer may repeat up to `limit` of a node's unique
     // IDs, so each node returns up to twice the limit to keep the merged result exact.
@@ -376,7 +378,7 @@ void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
         }
         if (*node == network_.self().id) {
             const Time now = scheduler_.now();
-            for (const KeyedView& view : serve(request_keys_, job.node_limit, job.rotation)) {
+            for (const KeyedView& view : serve(request_keys_, job.node_limit, job.handout)) {
                 job.found[request_key_indexes_[view.key_index]].push_back(
                     job.outcome.keep_copy(view.item, now));
             }
@@ -388,7 +390,7 @@ void MatchingService::dispatch(JobRef ref, std::uint32_t request) {
         ++job.outstanding;
         network_.request(
             *node, wire::SERVICE, wire::METHOD_SEARCH,
-            encode_search(request_keys_, job.node_limit, job.rotation), options_.search_timeout,
+            encode_search(request_keys_, job.node_limit, job.handout), options_.search_timeout,
             [this, alive = alive_, ref,
              number = number](std::expected<mesh::PayloadView, mesh::MeshError> reply) {
                 if (!*alive) {
@@ -482,6 +484,10 @@ void MatchingService::answer(JobRef ref) {
     SearchCallback done = std::move(job.done);
     SearchOutcome outcome = std::move(job.outcome);
     job.answer = 0;
+    // An average over the last few dozen searches.
+    constexpr double weight = 1.0 / 32;
+    search_ms_ +=
+        weight * (static_cast<double>((scheduler_.now() - job.started).count()) - search_ms_);
     ++job.generation;
     if (free_jobs_.size() >= jobs_keeping_lists_max) {
         // After a burst of searches, only a few idle jobs keep their lists' memory.
@@ -496,13 +502,18 @@ void MatchingService::answer(JobRef ref) {
 }
 
 std::span<const KeyedView> MatchingService::serve(std::span<const std::string_view> keys,
-                                                  std::size_t limit, std::uint32_t rotation) {
+                                                  std::size_t limit, Handout handout) {
     const Time now = scheduler_.now();
     served_items_.clear();
     served_.clear();
     for (std::size_t i = 0; i < keys.size() && served_items_.size() < limit; ++i) {
         const std::size_t before = served_items_.size();
-        items_.collect(keys[i], key_hash(keys[i]), now, limit, before, served_items_, rotation);
+        // One offer per request: in the first key (nearest first) that has an item on offer to
+        // nobody.
+        if (items_.collect(keys[i], key_hash(keys[i]), now, limit, before, served_items_,
+                           handout)) {
+            handout.offer_hold = Duration(0);
+        }
         for (std::size_t j = before; j < served_items_.size(); ++j) {
             served_.push_back(KeyedView{i, served_items_[j]});
         }
@@ -609,7 +620,7 @@ void MatchingService::on_search(const NodeId& from, mesh::PayloadView payload,
         return;
     }
     ++counters_.searches_served;
-    responder.reply(encode_search_response(serve(query->keys, query->limit, query->rotation),
+    responder.reply(encode_search_response(serve(query->keys, query->limit, query->handout),
                                            scheduler_.now(), query->shared_texts));
 }
 

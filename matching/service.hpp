@@ -71,8 +71,9 @@ public:
                                    ValueMap value, std::chrono::seconds ttl);
 
     // Validates now; `done` runs later on the loop, exactly once, with what was found. Each
-    // bucket gives its oldest items first, or with a nonzero `rotation` begins further in (see
-    // BucketStore::collect).
+    // bucket gives its oldest items first, or as `handout` asks (see BucketStore::collect): with
+    // offers, each node asked offers the search one item, in the first key it serves that has
+    // one on offer to nobody.
     [[nodiscard]] Result<void> search(std::span<const std::string> profile_ids,
                                       std::string_view tag, const Properties& properties,
                                       std::size_t limit, SearchCallback done);
@@ -84,7 +85,7 @@ public:
                                                            std::span<const std::string> tags,
                                                            const RangeProperties& properties,
                                                            std::size_t limit, SearchCallback done,
-                                                           std::uint32_t rotation = 0);
+                                                           Handout handout = {});
 
     [[nodiscard]] Result<void> remove(std::string_view profile_id,
                                       std::span<const std::string> unique_ids);
@@ -92,6 +93,11 @@ public:
     [[nodiscard]] const BucketStore& local_items() const { return items_; }
     [[nodiscard]] const Placement& placement() const { return placement_; }
     [[nodiscard]] const ServiceCounters& counters() const { return counters_; }
+    // How long this node's searches have taken lately, from start to answer (a moving average;
+    // 0 before the first).
+    [[nodiscard]] Duration recent_search_time() const {
+        return Duration(static_cast<Duration::rep>(search_ms_ + 0.5));
+    }
     [[nodiscard]] const mesh::Network& network() const { return network_; }
 
 private:
@@ -108,7 +114,7 @@ private:
     };
 
     void start_search(std::size_t limit, std::size_t profile_count, SearchCallback done,
-                      std::uint32_t rotation = 0);
+                      Handout handout = {});
     [[nodiscard]] SearchJob& job_at(JobRef ref) const;
     // Puts first, in each key's replica list, a node that makes the whole search ask as few
     // nodes as it can: this node where it is a replica, then the nodes holding the most keys;
@@ -127,7 +133,7 @@ private:
     // The items this node holds for `keys`, as views (valid until the store next changes, and
     // until the next call).
     [[nodiscard]] std::span<const KeyedView> serve(std::span<const std::string_view> keys,
-                                                   std::size_t limit, std::uint32_t rotation);
+                                                   std::size_t limit, Handout handout);
     void on_add(const NodeId& from, mesh::PayloadView payload);
     void on_remove(const NodeId& from, mesh::PayloadView payload);
     void on_search(const NodeId& from, mesh::PayloadView payload, mesh::Responder responder);
@@ -181,11 +187,12 @@ private:
     std::vector<std::string_view> request_keys_;
     std::vector<std::size_t> request_key_indexes_;
     std::vector<std::string_view> request_profiles_;  // take_answer's: its keys' profile IDs
-    std::vector<KeyedFound> answered_items_;  // take_answer's
+    std::vector<KeyedFound> answered_items_;          // take_answer's
     std::vector<FoundItem> served_items_;
     std::vector<KeyedView> served_;
     mesh::TimerId sweep_timer_ = 0;
     ServiceCounters counters_;
+    double search_ms_ = 0;  // see recent_search_time
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

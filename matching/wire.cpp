@@ -150,7 +150,9 @@ public:
         return found;
     }
 
-    [[nodiscard]] std::span<const std::string_view> texts() const { return {texts_.data(), count_}; }
+    [[nodiscard]] std::span<const std::string_view> texts() const {
+        return {texts_.data(), count_};
+    }
 
 private:
     std::array<std::string_view, shared_texts_max> texts_;
@@ -242,6 +244,14 @@ FoundValue read_value_in_place(capnp::List<wire::Value>::Reader list, const Shar
     return out;
 }
 
+// An offer this version does not know (a later one's) reads as none: it only orders candidates.
+Offer read_offer(std::uint8_t offer) {
+    return offer == static_cast<std::uint8_t>(Offer::yours) ||
+                   offer == static_cast<std::uint8_t>(Offer::another)
+               ? static_cast<Offer>(offer)
+               : Offer::none;
+}
+
 }  // namespace
 
 mesh::Payload encode_add(std::span<const AddedItem> items) {
@@ -270,15 +280,16 @@ mesh::Payload encode_remove(std::string_view profile_id, std::span<const std::st
 }
 
 mesh::Payload encode_search(std::span<const std::string_view> keys, std::size_t limit,
-                            std::uint32_t rotation) {
+                            Handout handout) {
     return mesh::make_payload<wire::SearchRequest>([&](wire::SearchRequest::Builder root) {
         auto list = root.initKeys(static_cast<unsigned>(keys.size()));
         for (unsigned i = 0; i < keys.size(); ++i) {
             list.set(i, capnp::Text::Reader(keys[i].data(), keys[i].size()));
         }
         root.setLimit(static_cast<std::uint32_t>(limit));
-        root.setRotation(rotation);
+        root.setRotation(handout.rotation);
         root.setSharedTexts(true);
+        root.setOfferHoldMs(static_cast<std::uint32_t>(handout.offer_hold.count()));
     });
 }
 
@@ -299,6 +310,7 @@ mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now,
         out.setTtlSeconds(static_cast<std::uint8_t>(item.ttl.count()));
         const auto remaining = std::max<std::int64_t>(0, (item.expires_at - now).count());
         out.setRemainingMs(static_cast<std::uint32_t>(remaining));
+        out.setOffer(static_cast<std::uint8_t>(item.offer));
         if (!shared_texts) {
             out.setProfileId(text(item.profile_id));
             out.setOrigin(text(item.origin));
@@ -367,7 +379,8 @@ Result<SearchQuery> decode_search(mesh::PayloadView payload, const capnp::Reader
             query.keys.push_back(read_key(key));
         }
         query.limit = root.getLimit();
-        query.rotation = root.getRotation();
+        query.handout.rotation = root.getRotation();
+        query.handout.offer_hold = std::min(Duration(root.getOfferHoldMs()), offer_hold_max);
         query.shared_texts = root.getSharedTexts();
         if (query.limit < 1 || query.limit > found_items_max) {
             throw std::invalid_argument(
@@ -402,6 +415,7 @@ Result<void> decode_search_response(mesh::PayloadView payload, const capnp::Read
                 item.value = read_value_in_place(entry.getValue(), shared, keeper);
                 item.ttl = read_ttl(entry.getTtlSeconds());
                 item.remaining = Duration(entry.getRemainingMs());
+                item.offer = read_offer(entry.getOffer());
                 item.origin =
                     entry.getOriginText() != 0
                         ? shared.text(entry.getOriginText(), 0, origin_bytes_max, "origin")

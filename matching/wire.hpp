@@ -21,6 +21,9 @@ inline constexpr std::size_t key_bytes_max = 1024;
 inline constexpr std::size_t add_batch_max = 1024;
 inline constexpr std::size_t remove_batch_max = 1024;
 inline constexpr std::size_t found_items_max = 2 * 1000;  // a node answers at most 2 x limit
+// The longest a searcher may have an item offered to it (longer asks are cut to this): an offer
+// only orders others' answers, so one long hold could not hide an item, only put it last.
+inline constexpr Duration offer_hold_max{1000};
 inline constexpr std::size_t origin_bytes_max = 256;
 
 struct AddedItem {
@@ -39,8 +42,8 @@ struct RemovedItems {
 struct SearchQuery {
     std::vector<std::string_view> keys;  // into the request's message
     std::size_t limit = 0;
-    std::uint32_t rotation = 0;  // see BucketStore::collect
-    bool shared_texts = false;   // the searcher reads answers with shared texts (matching.capnp)
+    Handout handout;            // see BucketStore::collect
+    bool shared_texts = false;  // the searcher reads answers with shared texts (matching.capnp)
 };
 
 // Texts an answer shares at most: origins are nodes and value names the game's, so a few.
@@ -62,7 +65,7 @@ void write_value(capnp::List<wire::Value>::Builder list, FoundValue value);
                                           std::span<const std::string> unique_ids);
 // Asks for an answer with shared texts, which this version reads.
 [[nodiscard]] mesh::Payload encode_search(std::span<const std::string_view> keys, std::size_t limit,
-                                          std::uint32_t rotation = 0);
+                                          Handout handout = {});
 // With `shared_texts`, the answer sends its repeated texts once (see SearchResponse).
 [[nodiscard]] mesh::Payload encode_search_response(std::span<const KeyedView> items, Time now,
                                                    bool shared_texts);

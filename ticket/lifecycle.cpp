@@ -256,6 +256,35 @@ void Tickets::run_search(const TicketId& id) {
     start_search(*found);
 }
 
+// How a ticket's search wants the buckets' items handed out.
+// - A wait search after a burst meets many others in the same buckets: each sees its own share
+//   of their rooms rather than all the same oldest ones.
+// - When one more party of its size fills the rooms it looks for (a 1v1, a 2v2 of pairs),
+//   searchers that find the same rooms at once would all try the same first one, and all but
+//   one would spend a round trip to be refused. So each node asked offers the search one room
+//   that it has offered to nobody else lately, which the search tries first, and rooms on offer
+//   to other searches are passed by (try_next_candidate): their searchers are joining them. An
+//   offer lasts about as long as it takes its searcher's join to arrive and the completed
+//   room's items to be removed, two round trips: four times this node's recent search time (its
+//   own keys answer at once, so that average is below a round trip), at least 2 ms and at most
+//   a quarter of a search interval. A room offered to a search that joined another
+//   is passed by until then, and keeps looking itself meanwhile. Rooms with seats for several
+//   parties are better filled by several searchers at once: no offers there. Nor for a waiting
+//   ticket's look, whose own room may be the one a node would offer it.
+matching::Handout Tickets::handout(const OwnedTicket& ticket) {
+    matching::Handout handout;
+    if (ticket.looking) {
+        handout.rotation = static_cast<std::uint32_t>(random_()) | 1U;
+    } else if (ticket.params.prefer == Prefer::spread &&
+               ticket.params.max_members <= 2 * ticket.party.size()) {
+        const auto longest =
+            std::chrono::duration_cast<Duration>(ticket.params.search_interval / 4);
+        handout.offer_hold = std::clamp(4 * context_.matching.recent_search_time(), Duration(2),
+                                        std::max(Duration(2), longest));
+    }
+    return handout;
+}
+
 void Tickets::start_search(OwnedTicket& ticket) {
     ++context_.counters.searches;
     auto started = context_.matching.search_with_range_with_tags(
@@ -266,9 +295,7 @@ void Tickets::start_search(OwnedTicket& ticket) {
                 on_search_results(id, std::move(outcome));
             }
         },
-        // A wait search after a burst meets many others in the same buckets: each sees its own
-        // share of their rooms rather than all the same oldest ones.
-        ticket.looking ? static_cast<std::uint32_t>(random_()) | 1U : 0U);
+        handout(ticket));
     if (!started) {  // parameters were checked at start; a profile may have been cleared since
         on_search_results(ticket.id, {});
     }
@@ -396,7 +423,8 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
             !contended_.is_gone(room_id)) {
             const std::size_t room_length = room_id.size();
             const std::int64_t since = since_of(item);
-            ticket.candidates.push_back(Candidate{std::string(item.unique_id), room_length, since});
+            ticket.candidates.push_back(
+                Candidate{std::string(item.unique_id), room_length, since, item.offer});
         }
     }
     if (ticket.params.prefer == Prefer::oldest) {
@@ -405,9 +433,16 @@ void Tickets::on_search_results(const TicketId& id, matching::SearchOutcome outc
                              return a.waiting_since_ms < b.waiting_since_ms;
                          });
     } else if (ticket.params.prefer == Prefer::spread) {
-        // Rooms another searcher here is joining last: it may well take the last seat.
-        std::stable_partition(ticket.candidates.begin(), ticket.candidates.end(),
-                              [&](const Candidate& c) { return !contended_.is_joined(c.room()); });
+        // The rooms offered to this search first; rooms another searcher here is joining last:
+        // it may well take the last seat.
+        const auto rank = [&](const Candidate& c) {
+            if (c.offer == matching::Offer::yours) {
+                return 0;
+            }
+            return contended_.is_joined(c.room()) ? 2 : 1;
+        };
+        std::stable_sort(ticket.candidates.begin(), ticket.candidates.end(),
+                         [&](const Candidate& a, const Candidate& b) { return rank(a) < rank(b); });
     }
     if (ticket.candidates.empty()) {
         ++ticket.empty_searches;
@@ -426,8 +461,10 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
     // searches again or waits: a waiting ticket is found as soon as it would find one.
     constexpr std::uint8_t taken_max = 3;
     // Rooms that another join from here found gone or complete since the search are passed by.
+    // So are rooms on offer to another search (see handout).
     while (ticket.next_candidate < ticket.candidates.size() &&
-           contended_.is_gone(ticket.candidates[ticket.next_candidate].room())) {
+           (ticket.candidates[ticket.next_candidate].offer == matching::Offer::another ||
+            contended_.is_gone(ticket.candidates[ticket.next_candidate].room()))) {
         ++ticket.next_candidate;
     }
     if (ticket.next_candidate < ticket.candidates.size() && ticket.taken < taken_max) {
@@ -453,8 +490,12 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
     // The looks of a burst's tickets, which all found nothing at once, are spread over a
     // quarter of the search interval: each closes its room while it tries a join, and looks all
     // at the same moment would mostly find each other's rooms closed.
+    // Rooms that were all on offer to others count as none: their searchers may join others.
     start_waiting(ticket);
-    if (!ticket.candidates.empty() || ticket.backfill) {
+    const bool none_for_it =
+        std::all_of(ticket.candidates.begin(), ticket.candidates.end(),
+                    [](const Candidate& c) { return c.offer == matching::Offer::another; });
+    if (!none_for_it || ticket.backfill) {
         schedule_look(ticket);
         return;
     }
@@ -567,14 +608,15 @@ void Tickets::note_join_answer(const TicketId& room,
 // that order, a busy bucket would fill one room per round trip while its waiting rooms pile up,
 // and the refused joins would grow with the load, each a round trip that slows the next. So each
 // try, the first included, is drawn from the next few rooms: searchers spread over the rooms
-// while still trying the longest waiting ones first.
+// while still trying the longest waiting ones first. A room offered to this search (handout) is
+// tried as it comes: the others were offered other rooms.
 void Tickets::spread_candidates(OwnedTicket& ticket) {
     if (ticket.params.prefer != Prefer::spread) {
         return;  // the game asked for a strict order
     }
     constexpr std::size_t window = 8;
     const std::size_t left = ticket.candidates.size() - ticket.next_candidate;
-    if (left > 1) {
+    if (left > 1 && ticket.candidates[ticket.next_candidate].offer != matching::Offer::yours) {
         const std::size_t pick =
             std::uniform_int_distribution<std::size_t>(0, std::min(left, window) - 1)(random_);
         std::swap(ticket.candidates[ticket.next_candidate],

@@ -98,6 +98,7 @@ private:
     void schedule_search(OwnedTicket& ticket, Duration delay);
     void run_search(const TicketId& id);
     void start_search(OwnedTicket& ticket);
+    [[nodiscard]] matching::Handout handout(const OwnedTicket& ticket);
     void schedule_look(const OwnedTicket& ticket);
     // A waiting ticket's search: right after its search found nothing (confirming), or on its
     // schedule (counted as a try or as a wait search).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "matching/bucket_store.hpp"
 #include "matching/value.hpp"
 #include "mesh/scheduler.hpp"
 #include "ticket/callbacks.hpp"
@@ -127,6 +128,7 @@ struct Candidate {
     std::string item_id;
     std::size_t room_length = 0;
     std::int64_t waiting_since_ms = INT64_MAX;  // with Prefer::oldest: when the room began waiting
+    matching::Offer offer = matching::Offer::none;  // see Tickets::handout
 
     [[nodiscard]] std::string_view room() const {
         return std::string_view(item_id).substr(0, room_length);

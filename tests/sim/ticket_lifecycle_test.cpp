@@ -133,6 +133,35 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});  // no second terminal push
 }
 
+// Two searchers that find the same one waiting room at once: the node that stores its items
+// offers it to the first search only, and the second passes it by and waits, rather than spend a
+// round trip on a join the room must refuse.
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a room on offer to one searcher is passed by by another") {
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    cluster.connect(1, "cid", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("cid")).has_value());
+    cluster.run(20ms);
+    const Codes bob = cluster.ledger.terminal_codes(UserId("bob"));
+    const Codes cid = cluster.ledger.terminal_codes(UserId("cid"));
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(bob.size() + cid.size() == 1);  // one of them joined ann
+    const UserId waiting(bob.empty() ? "bob" : "cid");
+    CHECK(cluster.at(1).is_user_in_ticket_matchmaking(ranked, waiting));
+    std::uint64_t refused = 0;
+    for (std::size_t node = 0; node < 3; ++node) {
+        refused += cluster.at(node).counters().joins_refused;
+    }
+    CHECK(refused == 0);
+    for (const std::string& broken : cluster.broken_invariants()) {
+        FAIL_CHECK(broken);
+    }
+}
+
 // The pushes a join makes for users at the node that sent it ride on the join's answer: bob's
 // 220 costs no frame of its own. An answer lost on the way is given again, pushes and all, to the
 // join's retry, and bob still hears one 220.

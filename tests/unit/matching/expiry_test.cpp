@@ -84,7 +84,7 @@ TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: a rotated walk begins further 
     store.items().for_each_bucket([&](const BucketView& bucket) { key = bucket.key; });
     auto walk = [&](std::uint32_t rotation, std::size_t limit) {
         std::vector<FoundItem> out;
-        store.items().collect(key, key_hash(key), now, limit, 0, out, rotation);
+        store.items().collect(key, key_hash(key), now, limit, 0, out, Handout{rotation});
         Ids ids;
         for (const FoundItem& found : out) {
             ids.emplace_back(found.unique_id);
@@ -94,4 +94,40 @@ TEST_CASE_FIXTURE(StoreFixture, "matching/expiry: a rotated walk begins further 
     CHECK(walk(0, 10) == Ids{"a", "b", "c", "d"});  // oldest first
     CHECK(walk(2, 10) == Ids{"c", "d", "a", "b"});
     CHECK(walk(7, 2) == Ids{"d", "a"});  // 7 modulo 4
+}
+
+TEST_CASE_FIXTURE(StoreFixture,
+                  "matching/expiry: an offer goes to one search, and others get it last") {
+    for (const char* id : {"a", "b", "c"}) {
+        add_rank(id, 5);
+    }
+    std::string key;
+    store.items().for_each_bucket([&](const BucketView& bucket) { key = bucket.key; });
+    using Walk = std::vector<std::pair<std::string, Offer>>;
+    auto search = [&](matchmesh::Duration hold, std::size_t limit = 10) {
+        std::vector<FoundItem> out;
+        store.items().collect(key, key_hash(key), now, limit, 0, out, Handout{0, hold});
+        Walk walk;
+        for (const FoundItem& found : out) {
+            walk.emplace_back(found.unique_id, found.offer);
+        }
+        return walk;
+    };
+    const matchmesh::Duration hold(25);
+    CHECK(search(hold) == Walk{{"a", Offer::yours}, {"b", Offer::none}, {"c", Offer::none}});
+    // The next search is offered the oldest room nobody was offered; a's comes last.
+    CHECK(search(hold) == Walk{{"b", Offer::yours}, {"c", Offer::none}, {"a", Offer::another}});
+    CHECK(search(hold, 2) == Walk{{"c", Offer::yours}, {"a", Offer::another}});
+    // Every room on offer: all are still handed out, none offered again.
+    CHECK(search(hold) ==
+          Walk{{"a", Offer::another}, {"b", Offer::another}, {"c", Offer::another}});
+    // A search that asks for no offers keeps the plain order, and says which are on offer.
+    CHECK(search(matchmesh::Duration(0)) ==
+          Walk{{"a", Offer::another}, {"b", Offer::another}, {"c", Offer::another}});
+    // Offers end with their hold.
+    now += hold;
+    CHECK(search(hold) == Walk{{"a", Offer::yours}, {"b", Offer::none}, {"c", Offer::none}});
+    // Removing an offered item leaves nothing behind it.
+    CHECK(store.remove("RankMatch", std::vector<std::string>{"a"}, now).value() == 1);
+    CHECK(search(hold) == Walk{{"b", Offer::yours}, {"c", Offer::none}});
 }

@@ -315,3 +315,33 @@ TEST_CASE("matching/found: a search asks for shared texts; an older searcher's r
     REQUIRE(older_query);
     CHECK_FALSE(older_query->shared_texts);
 }
+
+TEST_CASE("matching/found: offers travel with a search and its answer, within their bound") {
+    const std::string_view keys[] = {"P\t\t1"};
+    const auto hold_of = [&](Duration asked) {
+        const mesh::Payload request = encode_search(keys, 20, Handout{0, asked});
+        auto query = decode_search(request.words(), capnp::ReaderOptions{});
+        REQUIRE(query);
+        return query->handout.offer_hold;
+    };
+    CHECK(hold_of(Duration(0)) == Duration(0));  // also what an older searcher's request says
+    CHECK(hold_of(Duration(7)) == Duration(7));
+    CHECK(hold_of(Duration(3'600'000)) == offer_hold_max);  // a peer cannot hold an item long
+
+    const Time now(std::chrono::seconds(100));
+    std::vector<KeyedView> served;
+    // The last: a later version's kind of offer, which reads as none.
+    for (const Offer offer : {Offer::none, Offer::yours, Offer::another, static_cast<Offer>(9)}) {
+        served.push_back({0, FoundItem{"P", "u", &sample_value, now + std::chrono::seconds(20),
+                                       std::chrono::seconds(30), "node-b", offer}});
+    }
+    WrittenAnswer answer(encode_search_response(served, now, true));
+    SearchOutcome keeper;
+    std::vector<KeyedFound> found;
+    REQUIRE(decode_search_response(answer.words, capnp::ReaderOptions{}, keeper, found));
+    REQUIRE(found.size() == 4);
+    CHECK(found[0].item.offer == Offer::none);
+    CHECK(found[1].item.offer == Offer::yours);
+    CHECK(found[2].item.offer == Offer::another);
+    CHECK(found[3].item.offer == Offer::none);
+}
