@@ -63,7 +63,7 @@ struct PutItem {
 
 // Whether a found item was offered to a searcher that asked for offers (see BucketStore::collect).
 enum class Offer : std::uint8_t {
-    none,     // offers were not asked for, or it is not on offer
+    none,     // on offer to no search
     yours,    // offered to this search: others pass it by for a while
     another,  // on offer to another search that came just before
 };

@@ -270,7 +270,8 @@ void Tickets::run_search(const TicketId& id) {
 //   a quarter of a search interval. A room offered to a search that joined another
 //   is passed by until then, and keeps looking itself meanwhile. Rooms with seats for several
 //   parties are better filled by several searchers at once: no offers there. Nor for a waiting
-//   ticket's look, whose own room may be the one a node would offer it.
+//   ticket's look, whose own room may be the one a node would offer it; its look still passes
+//   by the rooms on offer to others.
 matching::Handout Tickets::handout(const OwnedTicket& ticket) {
     matching::Handout handout;
     if (ticket.looking) {
@@ -283,6 +284,10 @@ matching::Handout Tickets::handout(const OwnedTicket& ticket) {
                                         std::max(Duration(2), longest));
     }
     return handout;
+}
+
+bool Tickets::taken_by_another(const OwnedTicket& ticket, const Candidate& candidate) {
+    return ticket.params.prefer == Prefer::spread && candidate.offer == matching::Offer::another;
 }
 
 void Tickets::start_search(OwnedTicket& ticket) {
@@ -461,9 +466,10 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
     // searches again or waits: a waiting ticket is found as soon as it would find one.
     constexpr std::uint8_t taken_max = 3;
     // Rooms that another join from here found gone or complete since the search are passed by.
-    // So are rooms on offer to another search (see handout).
+    // So are rooms on offer to another search, unless the game asked for a strict order (see
+    // handout).
     while (ticket.next_candidate < ticket.candidates.size() &&
-           (ticket.candidates[ticket.next_candidate].offer == matching::Offer::another ||
+           (taken_by_another(ticket, ticket.candidates[ticket.next_candidate]) ||
             contended_.is_gone(ticket.candidates[ticket.next_candidate].room()))) {
         ++ticket.next_candidate;
     }
@@ -494,7 +500,7 @@ void Tickets::try_next_candidate(OwnedTicket& ticket) {
     start_waiting(ticket);
     const bool none_for_it =
         std::all_of(ticket.candidates.begin(), ticket.candidates.end(),
-                    [](const Candidate& c) { return c.offer == matching::Offer::another; });
+                    [&](const Candidate& c) { return taken_by_another(ticket, c); });
     if (!none_for_it || ticket.backfill) {
         schedule_look(ticket);
         return;

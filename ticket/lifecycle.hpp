@@ -99,6 +99,9 @@ private:
     void run_search(const TicketId& id);
     void start_search(OwnedTicket& ticket);
     [[nodiscard]] matching::Handout handout(const OwnedTicket& ticket);
+    // A room on offer to another search, which this ticket passes by.
+    [[nodiscard]] static bool taken_by_another(const OwnedTicket& ticket,
+                                               const Candidate& candidate);
     void schedule_look(const OwnedTicket& ticket);
     // A waiting ticket's search: right after its search found nothing (confirming), or on its
     // schedule (counted as a try or as a wait search).

@@ -121,7 +121,7 @@ TEST_CASE_FIXTURE(StoreFixture,
     // Every room on offer: all are still handed out, none offered again.
     CHECK(search(hold) ==
           Walk{{"a", Offer::another}, {"b", Offer::another}, {"c", Offer::another}});
-    // A search that asks for no offers keeps the plain order, and says which are on offer.
+    // A search that asks for no offers is handed the plain order, and hears which are on offer.
     CHECK(search(matchmesh::Duration(0)) ==
           Walk{{"a", Offer::another}, {"b", Offer::another}, {"c", Offer::another}});
     // Offers end with their hold.
