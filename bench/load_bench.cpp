@@ -25,6 +25,7 @@
 // (--party 2:2=0.2: a fifth of type 2's parties are two players; type 1's are all single.)
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -487,24 +488,28 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     const auto cpu_of = [&](const std::string& admin) {
         return node::read_metric(admin, "process_cpu_seconds_total");
     };
-    const auto frames_of = [&](const std::string& admin) {
-        return node::read_metric(admin, R"(matchmesh_mesh_frames_total{direction="out"})");
+    // Counters added up over the nodes, from the sample before the run to the one after.
+    struct Summed {
+        const char* name;
+        const char* metric;
+        std::map<std::string, double> before{};
+        double total = 0;
     };
-    // Joins the nodes' rooms refused: each a round trip a searcher spent on a room that another
-    // had taken (or that was gone) by the time its join came.
-    const auto refused_joins_of = [&](const std::string& admin) {
-        return node::read_metric(admin, R"(matchmesh_joins_total{result="refused"})");
-    };
+    std::array<Summed, 2> summed{{
+        {"mesh_frames", R"(matchmesh_mesh_frames_total{direction="out"})"},
+        // Joins the nodes' rooms refused: each a round trip a searcher spent on a room that
+        // another had taken (or that was gone) by the time its join came.
+        {"refused_joins", R"(matchmesh_joins_total{result="refused"})"},
+    }};
     std::map<std::string, double> cpu_before;
-    std::map<std::string, double> frames_before;
-    std::map<std::string, double> refused_joins_before;
     if (!options.admins.empty()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     }
     for (const std::string& admin : options.admins) {
         cpu_before[admin] = cpu_of(admin);
-        frames_before[admin] = frames_of(admin);
-        refused_joins_before[admin] = refused_joins_of(admin);
+        for (Summed& counter : summed) {
+            counter.before[admin] = node::read_metric(admin, counter.metric);
+        }
     }
     GeneratorClock generator;
     ClusterRun run = drive_cluster_in_processes(arrivals, driver, options.processes);
@@ -518,11 +523,11 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     }
     auto nodes = nlohmann::json::object();
     double cpu_total = 0;
-    double frames_total = 0;
-    double refused_joins_total = 0;
     for (const std::string& admin : options.admins) {
-        frames_total += std::max(0.0, frames_of(admin) - frames_before[admin]);
-        refused_joins_total += std::max(0.0, refused_joins_of(admin) - refused_joins_before[admin]);
+        for (Summed& counter : summed) {
+            counter.total +=
+                std::max(0.0, node::read_metric(admin, counter.metric) - counter.before[admin]);
+        }
         const double peak = node::read_metric(admin, "matchmesh_resident_bytes_peak");
         const double cpu = cpu_of(admin) - cpu_before[admin];
         cpu_total += std::max(0.0, cpu);
@@ -534,8 +539,9 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
     extra["nodes"] = nodes;
     if (!options.admins.empty()) {
         extra["server_cpu_s"] = std::round(cpu_total * 100) / 100;
-        extra["mesh_frames"] = frames_total;
-        extra["refused_joins"] = refused_joins_total;
+        for (const Summed& counter : summed) {
+            extra[counter.name] = counter.total;
+        }
     }
     return std::move(run.records);
 }
@@ -552,22 +558,20 @@ nlohmann::json make_report(const Options& options, const std::vector<TicketRecor
                           {"rating_sd", options.shape.rating_sd},
                           {"seed", options.shape.seed},
                           {"trace", options.trace_in}};
-    if (report.contains("server_cpu_s") && report["matches"].get<double>() > 0) {
-        report["cpu_s_per_1k_matches"] = std::round(report["server_cpu_s"].get<double>() /
-                                                    report["matches"].get<double>() * 1000 * 1000) /
-                                         1000;
-    }
-    if (report.contains("mesh_frames") && report["matches"].get<double>() > 0) {
-        // Frames the nodes sent one another, per completed match: the protocol's cost.
-        report["mesh_frames_per_match"] =
-            std::round(report["mesh_frames"].get<double>() / report["matches"].get<double>() * 10) /
-            10;
-    }
-    if (report.contains("refused_joins") && report["matches"].get<double>() > 0) {
-        report["refused_joins_per_match"] = std::round(report["refused_joins"].get<double>() /
-                                                       report["matches"].get<double>() * 100) /
-                                            100;
-    }
+    // A total of the run per completed match (times `scale`), to `places` decimals.
+    const auto per_match = [&report](const char* total, const char* name, double scale,
+                                     int places) {
+        if (report.contains(total) && report["matches"].get<double>() > 0) {
+            const double unit = std::pow(10.0, places);
+            report[name] = std::round(report[total].get<double>() /
+                                      report["matches"].get<double>() * scale * unit) /
+                           unit;
+        }
+    };
+    per_match("server_cpu_s", "cpu_s_per_1k_matches", 1000, 3);
+    // Frames the nodes sent one another, per completed match: the protocol's cost.
+    per_match("mesh_frames", "mesh_frames_per_match", 1, 1);
+    per_match("refused_joins", "refused_joins_per_match", 1, 2);
     return report;
 }
 

@@ -60,7 +60,8 @@ inline std::vector<SampleMessage> store_samples() {
     return {
         {"add", 1, 1, Kind::one_way, matching::encode_add(std::span(&item, 1))},
         {"remove", 1, 2, Kind::one_way, matching::encode_remove("RankMatch", unique_ids)},
-        {"search", 1, 3, Kind::request, matching::encode_search(keys, 20, matching::Handout{5, Duration(10)})},
+        {"search", 1, 3, Kind::request,
+         matching::encode_search(keys, 20, matching::Handout{5, Duration(10)})},
     };
 }
 
