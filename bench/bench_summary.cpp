@@ -111,9 +111,9 @@ json system_summary(const fs::path& dir, const std::vector<Point>& points,
                    {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)},
                    {"generator_cpu_share", point.report.value("generator_cpu_share", json())}};
         // What a step's tail is made of: players turned away (overloaded) who came back, and
-        // joins spent on rooms already taken.
-        for (const char* key :
-             {"mesh_frames_per_match", "refused_joins_per_match", "players_retried"}) {
+        // joins spent on rooms already taken; and what a match cost the nodes besides CPU time.
+        for (const char* key : {"mesh_frames_per_match", "refused_joins_per_match",
+                                "players_retried", "wakeups_per_match"}) {
             if (point.report.contains(key)) {
                 entry[key] = point.report[key];
             }

@@ -495,11 +495,14 @@ std::vector<TicketRecord> drive_cluster(const Options& options,
         std::map<std::string, double> before{};
         double total = 0;
     };
-    std::array<Summed, 2> summed{{
+    std::array<Summed, 3> summed{{
         {"mesh_frames", R"(matchmesh_mesh_frames_total{direction="out"})"},
         // Joins the nodes' rooms refused: each a round trip a searcher spent on a room that
         // another had taken (or that was gone) by the time its join came.
         {"refused_joins", R"(matchmesh_joins_total{result="refused"})"},
+        // Times the nodes' threads slept and were woken (by a frame, a player, a timer): each a
+        // trip through the kernel's scheduler, which costs more the more processes share a CPU.
+        {"wakeups", R"(process_context_switches_total{kind="voluntary"})"},
     }};
     std::map<std::string, double> cpu_before;
     if (!options.admins.empty()) {
@@ -572,6 +575,7 @@ nlohmann::json make_report(const Options& options, const std::vector<TicketRecor
     // Frames the nodes sent one another, per completed match: the protocol's cost.
     per_match("mesh_frames", "mesh_frames_per_match", 1, 1);
     per_match("refused_joins", "refused_joins_per_match", 1, 2);
+    per_match("wakeups", "wakeups_per_match", 1, 1);
     return report;
 }
 
@@ -616,6 +620,10 @@ void print_report(const Options& options, nlohmann::json& report,
     if (report.contains("refused_joins_per_match")) {
         std::printf("joins refused by the rooms' nodes: %.2f per match\n",
                     report["refused_joins_per_match"].get<double>());
+    }
+    if (report.contains("wakeups_per_match")) {
+        std::printf("wake-ups of the nodes: %.1f per match\n",
+                    report["wakeups_per_match"].get<double>());
     }
     if (report.contains("generator_cpu_s")) {
         std::printf("load generator CPU %.2f s, %.0f%% of one CPU over the run\n",

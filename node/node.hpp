@@ -112,7 +112,9 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     Tls tls_;
     mesh::LogThrottle throttle_;  // for what clients can make it warn about
-    asio::io_context context_;
+    // One thread runs the loop and only it touches the sockets (other threads post() to it), so
+    // the reactor's per-socket locks are left out; posting stays thread-safe.
+    asio::io_context context_{ASIO_CONCURRENCY_HINT_UNSAFE_IO};
     mesh::AsioScheduler scheduler_;
     mesh::TcpTransport transport_;
     std::unique_ptr<mesh::MeshCore> core_;

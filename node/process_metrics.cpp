@@ -91,6 +91,29 @@ std::optional<double> max_fds() {
     return static_cast<double>(limit.rlim_cur);
 }
 
+// The process's context switches, all its threads': voluntary ones are the times a thread slept
+// (the loop, in epoll, until a socket or a timer woke it), involuntary ones the times the
+// scheduler took the CPU from a thread that could have gone on.
+prometheus::MetricFamily context_switches() {
+    rusage usage{};
+    prometheus::MetricFamily family{"process_context_switches_total",
+                                    "Context switches of the process's threads, by kind: "
+                                    "voluntary (it slept until woken), involuntary (preempted)",
+                                    prometheus::MetricType::Counter,
+                                    {}};
+    if (getrusage(RUSAGE_SELF, &usage) != 0) {
+        return family;
+    }
+    for (const auto& [kind, count] : {std::pair{"voluntary", usage.ru_nvcsw},
+                                      std::pair{"involuntary", usage.ru_nivcsw}}) {
+        prometheus::ClientMetric metric;
+        metric.label.push_back({"kind", kind});
+        metric.counter.value = static_cast<double>(count);
+        family.metric.push_back(std::move(metric));
+    }
+    return family;
+}
+
 void add(std::vector<prometheus::MetricFamily>& families, std::string name, std::string help,
          prometheus::MetricType type, std::optional<double> value) {
     if (!value) {
@@ -147,6 +170,9 @@ std::vector<prometheus::MetricFamily> ProcessMetrics::Collect() const {
     add(families, "process_start_time_seconds",
         "When the process started, in seconds since the Unix epoch", MetricType::Gauge,
         start_time_seconds_);
+    if (auto switches = context_switches(); !switches.metric.empty()) {
+        families.push_back(std::move(switches));
+    }
     return families;
 }
 

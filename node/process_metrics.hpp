@@ -1,11 +1,12 @@
 #pragma once
 // ProcessMetrics: the node process's own figures, read when the admin port is scraped (the
 // prometheus-cpp that Debian ships has no process collector): CPU time, resident and virtual
-// memory and the resident peak, open and allowed file descriptors, and the start time. A figure
+// memory and the resident peak, open and allowed file descriptors, the start time, and the
+// context switches of its threads (voluntary ones count the loop's wake-ups). A figure
 // whose source cannot be read is left out of that scrape.
 //
 // The admin server holds it beside the node's registry; Collect() runs on the server's threads
-// and reads only the proc filesystem and getrlimit, nothing the loop owns.
+// and reads only the proc filesystem, getrlimit and getrusage, nothing the loop owns.
 
 #include <filesystem>
 #include <optional>

@@ -19,7 +19,8 @@ constexpr std::size_t body_growth_bytes = 4 * 1024;
 
 FramedStream::FramedStream(asio::io_context& context, std::size_t read_buffer_bytes)
     : socket(context),
-      in_(std::max<std::size_t>(read_buffer_bytes, frame_header_bytes)),
+      in_size_(std::max<std::size_t>(read_buffer_bytes, frame_header_bytes)),
+      in_(std::make_unique_for_overwrite<std::byte[]>(in_size_)),
       wake_(context) {
     wake_.expires_at(asio::steady_timer::time_point::max());
 }
@@ -86,11 +87,11 @@ asio::awaitable<std::error_code> FramedStream::write_all(const Buffers& buffers)
 
 asio::awaitable<std::error_code> FramedStream::fill() {
     if (in_begin_ > 0) {  // keep the unread part at the front
-        std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+        std::memmove(in_.get(), in_.get() + in_begin_, in_end_ - in_begin_);
         in_end_ -= in_begin_;
         in_begin_ = 0;
     }
-    const asio::mutable_buffer free(in_.data() + in_end_, in_.size() - in_end_);
+    const asio::mutable_buffer free(in_.get() + in_end_, in_size_ - in_end_);
     auto [error, read] = co_await read_some(free);
     in_end_ += read;
     co_return error;
@@ -105,7 +106,7 @@ asio::awaitable<std::expected<void, FramedStream::ReadFailure>> FramedStream::re
         }
     }
     auto length = parse_header(
-        std::span<const std::byte, frame_header_bytes>(in_.data() + in_begin_, frame_header_bytes),
+        std::span<const std::byte, frame_header_bytes>(in_.get() + in_begin_, frame_header_bytes),
         limits);
     if (!length) {
         co_return std::unexpected(ReadFailure{
@@ -122,7 +123,7 @@ asio::awaitable<std::expected<void, FramedStream::ReadFailure>> FramedStream::re
     };
     const std::size_t buffered = std::min(in_end_ - in_begin_, *length);
     body.resize(words_for(buffered + body_growth_bytes));
-    std::memcpy(body.data(), in_.data() + in_begin_, buffered);
+    std::memcpy(body.data(), in_.get() + in_begin_, buffered);
     in_begin_ += buffered;
     std::size_t received = buffered;
     while (received < *length) {  // the rest of a large frame goes straight into the body

@@ -81,7 +81,10 @@ private:
 
     std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_;
 
-    std::vector<std::byte> in_;
+    // Bytes read and not yet framed, in [in_begin_, in_end_); left uninitialized until read into
+    // (a client's connection costs no zeroing of its buffer).
+    std::size_t in_size_;
+    std::unique_ptr<std::byte[]> in_;
     std::size_t in_begin_ = 0;
     std::size_t in_end_ = 0;
 

@@ -21,7 +21,7 @@ report single_node-4000 90 3990 990 0.7
 report single_node-7000 30 5600 700 1.0   # the players arrived at 80% of the rate
 report redis-7000 3 7000 1000 0.2
 # A step's tail: players turned away who came back, joins spent on rooms already taken.
-sed -i 's/"unfinished": 0,/"unfinished": 0, "refused_joins_per_match": 0.4, "players_retried": 12,/' \
+sed -i 's/"unfinished": 0,/"unfinished": 0, "refused_joins_per_match": 0.4, "players_retried": 12, "wakeups_per_match": 7.5,/' \
     "$dir/runs/single_node-4000.json"
 
 "$summary" --sustains "$dir/runs/single_node-4000.json" --rate 4000 | grep -qx "sustained"
@@ -68,6 +68,7 @@ assert summary["single_node_rate_ratio"] == round(4000 / 7000, 2), summary
 steps = {step["rate"]: step for step in single["by_rate"]}
 assert steps[4000]["refused_joins_per_match"] == 0.4, steps
 assert steps[4000]["players_retried"] == 12, steps
+assert steps[4000]["wakeups_per_match"] == 7.5, steps
 assert "refused_joins_per_match" not in steps[2000], steps
 scale = {size["nodes"]: size for size in summary["scale"]}
 assert scale[3]["instructions_per_match"] == 200000, scale

@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <unistd.h>
 
@@ -173,8 +175,11 @@ TEST_CASE("node/process-metrics: what cannot be read is left out, the rest is se
     proc.write("self/stat", "4242 (truncated) S 1 1\n");  // no CPU fields
     const ProcessMetrics metrics(proc.root);
     const auto families = metrics.Collect();
-    REQUIRE(families.size() == 1);
-    CHECK(families.front().name == "process_max_fds");
+    // What comes from system calls rather than the proc files: the descriptor limit and the
+    // context switches.
+    REQUIRE(families.size() == 2);
+    CHECK(families[0].name == "process_max_fds");
+    CHECK(families[1].name == "process_context_switches_total");
 }
 
 TEST_CASE("node/process-metrics: this process, as the admin port serves it") {
@@ -183,4 +188,12 @@ TEST_CASE("node/process-metrics: this process, as the admin port serves it") {
     CHECK(value_of(metrics, "process_open_fds", {}) >= 3);
     CHECK(value_of(metrics, "process_start_time_seconds", {}) > 1.7e9);
     CHECK(value_of(metrics, "process_cpu_seconds_total", {}) >= 0);
+    // This thread sleeps, so the process has switched voluntarily at least once since.
+    const auto slept_before =
+        value_of(metrics, "process_context_switches_total", {{"kind", "voluntary"}});
+    REQUIRE(slept_before);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    CHECK(value_of(metrics, "process_context_switches_total", {{"kind", "voluntary"}}) >
+          *slept_before);
+    CHECK(value_of(metrics, "process_context_switches_total", {{"kind", "involuntary"}}) >= 0);
 }
