@@ -55,6 +55,16 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
     const double refused_joins_per_match =
         per(static_cast<double>(cluster.ticket_counter(&ticket::TicketCounters::own_joins_refused)),
             matches);
+    // Why the rooms' nodes refused them: mostly rooms that had just completed, whose removal had
+    // not reached the replica that handed them out yet.
+    nlohmann::json refused_by_reason = nlohmann::json::object();
+    for (std::size_t why = 0; why < ticket::join_refusals_count; ++why) {
+        const auto refusal = static_cast<ticket::JoinRefusal>(why);
+        if (const std::uint64_t count = cluster.joins_refused(refusal); count > 0) {
+            refused_by_reason[std::string(ticket::label_of(refusal))] =
+                per(static_cast<double>(count), matches);
+        }
+    }
     const double p99 = found["ttm_ms"]["p99"].get<double>();
     const double ideal_p99 = ideal["ttm_ms"]["p99"].get<double>();
     fmt::print(stderr,
@@ -75,7 +85,8 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
             {"ideal_ttm_ms", ideal["ttm_ms"]},
             {"ttm_p99_over_ideal_ms", p99 - ideal_p99},
             {"searches_per_ticket", searches_per_ticket},
-            {"refused_joins_per_match", refused_joins_per_match}};
+            {"refused_joins_per_match", refused_joins_per_match},
+            {"refused_joins_per_match_by_reason", refused_by_reason}};
 }
 
 }  // namespace matchmesh::bench

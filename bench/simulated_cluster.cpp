@@ -161,20 +161,28 @@ std::size_t SimulatedCluster::replicas() {
     return cluster_->services(0).store().placement().replica_count();
 }
 
-std::uint64_t SimulatedCluster::ticket_counter(std::uint64_t ticket::TicketCounters::*counter) {
+std::uint64_t SimulatedCluster::add_up(
+    const std::function<std::uint64_t(const ticket::TicketCounters&)>& counter) {
     std::uint64_t sum = 0;
     for (std::size_t i = 0; i < size(); ++i) {
-        sum += cluster_->services(i).tickets().counters().*counter;
+        sum += counter(cluster_->services(i).tickets().counters());
     }
     return sum;
 }
 
+std::uint64_t SimulatedCluster::ticket_counter(std::uint64_t ticket::TicketCounters::*counter) {
+    return add_up([&](const ticket::TicketCounters& counters) { return counters.*counter; });
+}
+
+std::uint64_t SimulatedCluster::joins_refused(ticket::JoinRefusal why) {
+    return add_up([&](const ticket::TicketCounters& counters) {
+        return counters.join_refusals[static_cast<std::size_t>(why)];
+    });
+}
+
 std::uint64_t SimulatedCluster::rooms_completed() {
-    std::uint64_t rooms = 0;
-    for (std::size_t i = 0; i < size(); ++i) {
-        rooms += cluster_->services(i).tickets().counters().total().completed();
-    }
-    return rooms;
+    return add_up(
+        [](const ticket::TicketCounters& counters) { return counters.total().completed(); });
 }
 
 }  // namespace matchmesh::bench

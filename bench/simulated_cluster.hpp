@@ -74,6 +74,8 @@ public:
     [[nodiscard]] std::uint64_t rooms_completed();
     // A counter of the nodes' ticket services, added up over the nodes.
     [[nodiscard]] std::uint64_t ticket_counter(std::uint64_t ticket::TicketCounters::*counter);
+    // Joins the rooms' nodes refused for this reason, added up over the nodes.
+    [[nodiscard]] std::uint64_t joins_refused(ticket::JoinRefusal why);
 
     void push(const UserId& user, const ticket::PushMessage& message) override;
 
@@ -81,6 +83,10 @@ public:
     std::function<void(const UserId&, const ticket::PushMessage&)> on_terminal;
 
 private:
+    // A figure of the nodes' ticket counters, added up over the nodes.
+    std::uint64_t add_up(
+        const std::function<std::uint64_t(const ticket::TicketCounters&)>& counter);
+
     config::Config config_;
     std::unique_ptr<test_support::CoreCluster> cluster_;
     std::unordered_map<UserId, std::shared_ptr<node::Session>> sessions_;

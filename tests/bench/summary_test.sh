@@ -53,7 +53,8 @@ cat >"$dir/sim-pool.json" <<'JSON'
  {"pool": 100000, "newcomers": 100, "cpu_us_per_newcomer": 50}]}
 JSON
 printf '1000 10000000\n100000 100000000\n' >"$dir/pool-instructions.txt"
-echo '{"mode": "latency", "ttm_ms": {"p99": 13}, "ideal_ttm_ms": {"p99": 3}, "ttm_p99_over_ideal_ms": 10}' \
+echo '{"mode": "latency", "ttm_ms": {"p99": 13}, "ideal_ttm_ms": {"p99": 3}, "ttm_p99_over_ideal_ms": 10,
+      "refused_joins_per_match_by_reason": {"completed": 0.8}}' \
     >"$dir/sim-latency.json"
 "$summary" "$dir" >/dev/null
 python3 - "$dir/summary.json" <<'PY'
@@ -82,5 +83,6 @@ assert pool[100000]["instructions_per_newcomer"] == 1000000, pool
 assert summary["pool_growth_exponent_by_instructions"] == 0.5, summary
 assert summary["pool_growth_exponent"] == 0.2, summary
 assert summary["sim_latency"]["ttm_p99_over_ideal_ms"] == 10, summary
+assert summary["sim_latency"]["refused_joins_per_match_by_reason"] == {"completed": 0.8}, summary
 PY
 echo "summary: ok"
