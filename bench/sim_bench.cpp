@@ -28,10 +28,11 @@
 //       the function measure_newcomer, so that callgrind can count the instructions of the same
 //       windows (--toggle-collect='*measure_newcomer*', scripts/bench.sh --instructions).
 //
-//   matchmesh-bench-sim latency [--rate 5000 --seconds 10 --nodes 3]
+//   matchmesh-bench-sim latency [--rate 5000 --seconds 10 --nodes 3 --link-ms 1]
 //       Time to match in virtual time against the ideal matcher on the same 1v1 arrivals
 //       (bench/sim_latency.hpp): what the matching's own timing costs a player, free of CPU
-//       and scheduling noise.
+//       and scheduling noise; slower links show how it grows when each trip between nodes
+//       takes longer.
 //   matchmesh-bench-sim scale --nodes 3,6,12,24,48,96,192 [--rate 500 --seconds 10]
 //       The same 1v1 trace on clusters of each size: frames per match, membership frames per
 //       node and second, CPU per match and the capacity it implies (bench/sim_scale.hpp).
@@ -491,6 +492,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1.0, 3600.0));
     latency->add_option("--nodes", timing.nodes, "cluster size")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+    latency->add_option("--link-ms", timing.link_ms,
+                        "milliseconds a message takes between two nodes (slower: busier nodes)")
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1000}));
     CLI11_PARSE(app, argc, argv);
     scaling.seed = seed;
     timing.seed = seed;

@@ -21,6 +21,7 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
     }
     SimulatedCluster cluster(load_duel_config(), options.seed,
                              ticket::TicketServiceOptions{}.tickets_max, options.nodes);
+    cluster.world().set_links({.latency = Duration(options.link_ms)});
 
     std::vector<TicketRecord> records(arrivals.size());
     std::unordered_map<std::string, std::size_t> index_of;
@@ -68,10 +69,10 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
     const double p99 = found["ttm_ms"]["p99"].get<double>();
     const double ideal_p99 = ideal["ttm_ms"]["p99"].get<double>();
     fmt::print(stderr,
-               "latency: {} tickets at {}/s on {} nodes: fill {:.2f}% (ideal {:.2f}%), ttm p50 "
+               "latency: {} tickets at {}/s on {} nodes, {} ms links: fill {:.2f}% (ideal {:.2f}%), ttm p50 "
                "{} ms p99 {} ms (ideal {} / {} ms); {} searches a ticket, {} refused joins a "
                "match\n",
-               arrivals.size(), options.rate, options.nodes, 100 * found["fill_rate"].get<double>(),
+               arrivals.size(), options.rate, options.nodes, options.link_ms, 100 * found["fill_rate"].get<double>(),
                100 * ideal["fill_rate"].get<double>(), found["ttm_ms"]["p50"].dump(), p99,
                ideal["ttm_ms"]["p50"].dump(), ideal_p99, searches_per_ticket,
                refused_joins_per_match);
@@ -79,6 +80,7 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
             {"rate", options.rate},
             {"seconds", options.seconds},
             {"nodes", options.nodes},
+            {"link_ms", options.link_ms},
             {"fill_rate", found["fill_rate"]},
             {"ttm_ms", found["ttm_ms"]},
             {"ideal_fill_rate", ideal["fill_rate"]},
