@@ -265,13 +265,14 @@ void Tickets::run_search(const TicketId& id) {
 //   that it has offered to nobody else lately, which the search tries first, and rooms on offer
 //   to other searches are passed by (try_next_candidate): their searchers are joining them. An
 //   offer lasts about as long as it takes its searcher's join to arrive and the completed
-//   room's items to be removed, two round trips: four times this node's recent search time (its
-//   own keys answer at once, so that average is below a round trip), at least 2 ms and at most
-//   a quarter of a search interval. A room offered to a search that joined another
-//   is passed by until then, and keeps looking itself meanwhile. Rooms with seats for several
-//   parties are better filled by several searchers at once: no offers there. Nor for a waiting
-//   ticket's look, whose own room may be the one a node would offer it; its look still passes
-//   by the rooms on offer to others.
+//   room's items to be removed, two round trips: twice the time this node's joins to other nodes
+//   have lately taken to be answered, or four times its recent search time if longer (its own
+//   keys answer at once, so a node that stores the keys it searches learns little of a round
+//   trip from its searches), at least 2 ms and at most a quarter of a search interval. A room
+//   offered to a search that joined another is passed by until then, and keeps looking itself
+//   meanwhile. Rooms with seats for several parties are better filled by several searchers at
+//   once: no offers there. Nor for a waiting ticket's look, whose own room may be the one a node
+//   would offer it; its look still passes by the rooms on offer to others.
 matching::Handout Tickets::handout(const OwnedTicket& ticket) {
     matching::Handout handout;
     if (ticket.looking) {
@@ -280,8 +281,10 @@ matching::Handout Tickets::handout(const OwnedTicket& ticket) {
                ticket.params.max_members <= 2 * ticket.party.size()) {
         const auto longest =
             std::chrono::duration_cast<Duration>(ticket.params.search_interval / 4);
-        handout.offer_hold = std::clamp(4 * context_.matching.recent_search_time(), Duration(2),
-                                        std::max(Duration(2), longest));
+        const Duration join_time(static_cast<Duration::rep>(join_ms_ + 0.5));
+        handout.offer_hold =
+            std::clamp(std::max(4 * context_.matching.recent_search_time(), 2 * join_time),
+                       Duration(2), std::max(Duration(2), longest));
     }
     return handout;
 }
@@ -546,10 +549,15 @@ void Tickets::send_join(const TicketId& id) {
     }
     // A join honours its ticket's deadline: no retry starts after it.
     auto answered = [this, alive = context_.alive, id, attempt, node = ticket.joining->node,
-                     leave = LeaveMessage{room_id, ticket.owner(), ticket.type}](
+                     leave = LeaveMessage{room_id, ticket.owner(), ticket.type},
+                     sent = context_.scheduler.now()](
                         std::expected<mesh::PayloadView, mesh::MeshError> reply) {
         if (!*alive) {
             return;
+        }
+        if (reply) {  // an average over the last few dozen answers, from the first
+            const auto took = static_cast<double>((context_.scheduler.now() - sent).count());
+            join_ms_ = join_ms_ == 0 ? took : join_ms_ + (took - join_ms_) / 32;
         }
         std::expected<JoinReplyMessage, std::string> answer =
             reply ? decode_join_reply(*reply, context_.network.reader_options())

@@ -191,6 +191,7 @@ private:
     };
     std::unordered_set<std::shared_ptr<const TicketValues>, ValuesHash, ValuesEqual> values_;
     ContendedRooms contended_;  // rooms that joins from here go to, or found gone
+    double join_ms_ = 0;  // how long joins to other nodes took lately, to their answer (average)
     std::uint64_t next_attempt_ = 1;
     std::mt19937_64 random_;  // seeded from the node's ID: the simulation's runs repeat
 };

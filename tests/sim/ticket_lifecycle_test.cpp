@@ -19,6 +19,7 @@ struct Recorder {
     std::chrono::seconds extension = 0s;
     std::uint8_t search_tries = 3;
     std::uint8_t wait_searches = 1;
+    bool one_bucket = false;  // search the owner's own rating's bucket only
     std::function<bool(const std::vector<UserId>&)> complete_when;
 
     Callbacks make() {
@@ -28,6 +29,9 @@ struct Recorder {
             params.timeout_extension_on_match_join = extension;
             params.search_tries = search_tries;
             params.wait_searches = wait_searches;
+            if (one_bucket) {
+                params.search_properties = {{"rank", {rating_of(owner)}}};
+            }
             return std::optional(params);
         };
         callbacks.on_ticket_complete = [this](const TicketProperties&, const User* owner) {
@@ -157,6 +161,63 @@ TEST_CASE_FIXTURE(Fixture,
         refused += cluster.at(node).counters().joins_refused;
     }
     CHECK(refused == 0);
+    for (const std::string& broken : cluster.broken_invariants()) {
+        FAIL_CHECK(broken);
+    }
+}
+
+// The same over slow links, when the searchers' own node stores the room's items: their searches
+// are answered at once, yet a join still takes a round trip to the room's node, and the room's
+// removal one more trip back. The offer lasts as long as the joins from this node have taken, so
+// a second searcher a few milliseconds later still passes the room by.
+TEST_CASE("ticket/lifecycle: an offer outlasts a join's round trip when searches answer at once") {
+    Recorder recorder;
+    recorder.one_bucket = true;
+    TicketCluster cluster{3, 42, LinkModel{Duration(5), Duration(0), 0.0, false},
+                          [&recorder] { return recorder.make(); }};
+    // n0 owns the rooms; the searchers go to a node that stores the bucket's items, once a
+    // waiting room shows which.
+    cluster.connect(0, "ann", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    cluster.run(700ms);
+    std::size_t searchers = 0;
+    for (std::size_t node : {1, 2}) {
+        if (cluster.store(node).local_items().size() == 1) {
+            searchers = node;
+        }
+    }
+    REQUIRE(searchers != 0);
+    // A few matches first, so that the searchers' node knows how long its joins take.
+    for (int i = 0; i < 4; ++i) {
+        const std::string user = "warm" + std::to_string(i);
+        cluster.connect(searchers, user, 1500);
+        REQUIRE(cluster.at(searchers).start_ticket(ranked, UserId(user)).has_value());
+        cluster.run(100ms);
+        const std::string next = "wait" + std::to_string(i);
+        cluster.connect(0, next, 1500);
+        REQUIRE(cluster.at(0).start_ticket(ranked, UserId(next)).has_value());
+        cluster.run(700ms);
+    }
+    std::uint64_t refused_before = 0;
+    for (std::size_t node = 0; node < 3; ++node) {
+        refused_before += cluster.at(node).counters().joins_refused;
+    }
+    // One room waits (wait3's); two searchers start 4 ms apart.
+    cluster.connect(searchers, "bob", 1500);
+    cluster.connect(searchers, "cid", 1500);
+    REQUIRE(cluster.at(searchers).start_ticket(ranked, UserId("bob")).has_value());
+    cluster.run(4ms);
+    REQUIRE(cluster.at(searchers).start_ticket(ranked, UserId("cid")).has_value());
+    cluster.run(100ms);
+    const Codes bob = cluster.ledger.terminal_codes(UserId("bob"));
+    const Codes cid = cluster.ledger.terminal_codes(UserId("cid"));
+    CHECK(cluster.ledger.terminal_codes(UserId("wait3")) == Codes{220});
+    CHECK(bob.size() + cid.size() == 1);
+    std::uint64_t refused = 0;
+    for (std::size_t node = 0; node < 3; ++node) {
+        refused += cluster.at(node).counters().joins_refused;
+    }
+    CHECK(refused == refused_before);
     for (const std::string& broken : cluster.broken_invariants()) {
         FAIL_CHECK(broken);
     }
