@@ -69,13 +69,13 @@ nlohmann::json latency_mode(const LatencyOptions& options) {
     const double p99 = found["ttm_ms"]["p99"].get<double>();
     const double ideal_p99 = ideal["ttm_ms"]["p99"].get<double>();
     fmt::print(stderr,
-               "latency: {} tickets at {}/s on {} nodes, {} ms links: fill {:.2f}% (ideal {:.2f}%), ttm p50 "
-               "{} ms p99 {} ms (ideal {} / {} ms); {} searches a ticket, {} refused joins a "
-               "match\n",
-               arrivals.size(), options.rate, options.nodes, options.link_ms, 100 * found["fill_rate"].get<double>(),
-               100 * ideal["fill_rate"].get<double>(), found["ttm_ms"]["p50"].dump(), p99,
-               ideal["ttm_ms"]["p50"].dump(), ideal_p99, searches_per_ticket,
-               refused_joins_per_match);
+               "latency: {} tickets at {}/s on {} nodes, {} ms links: fill {:.2f}% (ideal "
+               "{:.2f}%), ttm p50 {} ms p99 {} ms (ideal {} / {} ms); {} searches a ticket, {} "
+               "refused joins a match\n",
+               arrivals.size(), options.rate, options.nodes, options.link_ms,
+               100 * found["fill_rate"].get<double>(), 100 * ideal["fill_rate"].get<double>(),
+               found["ttm_ms"]["p50"].dump(), p99, ideal["ttm_ms"]["p50"].dump(), ideal_p99,
+               searches_per_ticket, refused_joins_per_match);
     return {{"mode", "latency"},
             {"rate", options.rate},
             {"seconds", options.seconds},
