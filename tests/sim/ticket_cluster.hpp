@@ -150,6 +150,15 @@ struct TicketCluster {
 
     void run(Duration duration) { world.run_for(duration); }
 
+    // Joins the running nodes' rooms have refused, in all.
+    std::uint64_t joins_refused() {
+        std::uint64_t refused = 0;
+        for (auto& [node, services] : sim.running()) {
+            refused += services->tickets->counters().joins_refused;
+        }
+        return refused;
+    }
+
     // Whether nodes `a` (running) and `b` are each live to the other (a node is to itself).
     bool sees_each_other(const NodeId& a, const NodeId& b) {
         return a == b || (world.node(a).network().find_live(b) && sim.running(b) &&

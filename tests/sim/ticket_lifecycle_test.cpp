@@ -156,11 +156,7 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK(bob.size() + cid.size() == 1);  // one of them joined ann
     const UserId waiting(bob.empty() ? "bob" : "cid");
     CHECK(cluster.at(1).is_user_in_ticket_matchmaking(ranked, waiting));
-    std::uint64_t refused = 0;
-    for (std::size_t node = 0; node < 3; ++node) {
-        refused += cluster.at(node).counters().joins_refused;
-    }
-    CHECK(refused == 0);
+    CHECK(cluster.joins_refused() == 0);
     for (const std::string& broken : cluster.broken_invariants()) {
         FAIL_CHECK(broken);
     }
@@ -198,10 +194,7 @@ TEST_CASE("ticket/lifecycle: an offer outlasts a join's round trip when searches
         REQUIRE(cluster.at(0).start_ticket(ranked, UserId(next)).has_value());
         cluster.run(700ms);
     }
-    std::uint64_t refused_before = 0;
-    for (std::size_t node = 0; node < 3; ++node) {
-        refused_before += cluster.at(node).counters().joins_refused;
-    }
+    const std::uint64_t refused_before = cluster.joins_refused();
     // One room waits (wait3's); two searchers start 4 ms apart.
     cluster.connect(searchers, "bob", 1500);
     cluster.connect(searchers, "cid", 1500);
@@ -213,11 +206,7 @@ TEST_CASE("ticket/lifecycle: an offer outlasts a join's round trip when searches
     const Codes cid = cluster.ledger.terminal_codes(UserId("cid"));
     CHECK(cluster.ledger.terminal_codes(UserId("wait3")) == Codes{220});
     CHECK(bob.size() + cid.size() == 1);
-    std::uint64_t refused = 0;
-    for (std::size_t node = 0; node < 3; ++node) {
-        refused += cluster.at(node).counters().joins_refused;
-    }
-    CHECK(refused == refused_before);
+    CHECK(cluster.joins_refused() == refused_before);
     for (const std::string& broken : cluster.broken_invariants()) {
         FAIL_CHECK(broken);
     }
@@ -294,9 +283,7 @@ TEST_CASE_FIXTURE(Fixture, "ticket/lifecycle: two tickets that began waiting tog
                 const Codes expected = wait_searches == 0 ? Codes{219} : Codes{220};
                 CHECK(cluster.ledger.terminal_codes(UserId("ann")) == expected);
                 CHECK(cluster.ledger.terminal_codes(UserId("bob")) == expected);
-                for (std::size_t node = 0; node < 4; ++node) {
-                    crossed += cluster.at(node).counters().joins_refused;
-                }
+                crossed += cluster.joins_refused();
                 for (const std::string& broken : cluster.broken_invariants()) {
                     FAIL_CHECK(broken);
                 }
