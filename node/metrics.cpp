@@ -125,6 +125,9 @@ void Metrics::register_tickets(prometheus::Registry& registry) {
                                  "Join requests answered by this node's rooms");
     joins_accepted_ = &joins.Add({{"result", "accepted"}});
     joins_refused_ = &joins.Add({{"result", "refused"}});
+    joins_seated_elsewhere_ = &add_counter(
+        registry, "matchmesh_joins_seated_elsewhere_total",
+        "Joins whose room was taken that another waiting room of this node took (also accepted)");
     auto& refusals = counter_family(
         registry, "matchmesh_join_refusals_total",
         "Joins this node's rooms refused, by reason (room_not_found, not_waiting, completed, "
@@ -291,6 +294,8 @@ void Metrics::update(const MetricsSnapshot& now) {
     grow(*searches_, seen_.tickets.searches, now.tickets.searches);
     grow(*joins_accepted_, seen_.tickets.joins_accepted, now.tickets.joins_accepted);
     grow(*joins_refused_, seen_.tickets.joins_refused, now.tickets.joins_refused);
+    grow(*joins_seated_elsewhere_, seen_.tickets.joins_seated_elsewhere,
+         now.tickets.joins_seated_elsewhere);
     for (std::size_t reason = 0; reason < ticket::join_refusals_count; ++reason) {
         grow(*join_refusals_[reason], seen_.tickets.join_refusals[reason],
              now.tickets.join_refusals[reason]);

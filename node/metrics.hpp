@@ -117,6 +117,7 @@ private:
     prometheus::Counter* searches_ = nullptr;
     prometheus::Counter* joins_accepted_ = nullptr;
     prometheus::Counter* joins_refused_ = nullptr;
+    prometheus::Counter* joins_seated_elsewhere_ = nullptr;
     std::array<prometheus::Counter*, ticket::join_refusals_count> join_refusals_{};
     prometheus::Counter* pushes_delivered_ = nullptr;
     prometheus::Counter* pushes_dropped_ = nullptr;

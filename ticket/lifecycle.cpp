@@ -405,6 +405,60 @@ void Tickets::take_back_join(const TicketId& room_id, GivenUpJoin given_up) {
     send_leave(given_up.attempt->node, given_up.leave);
 }
 
+Room* Tickets::room_found_by(const JoinMessage& join, const Holder& holder) {
+    matching::ProfileRegistry& profiles = context_.matching.profiles();
+    joiner_keys_.clear();
+    if (!profiles.range_search_keys(join.search_profiles, join.search_tags,
+                                    holder.search_properties, joiner_keys_)) {
+        return nullptr;
+    }
+    const auto finds = [&](const OwnedTicket& ticket) {
+        for (const std::string& tag : ticket.params.names->tags) {
+            for (const std::string& profile : ticket.params.names->add_profiles) {
+                if (!profiles.item_key(profile, tag, ticket.params.values->add_properties,
+                                       room_key_)) {
+                    continue;
+                }
+                for (const matching::SearchKey& key : joiner_keys_.keys()) {
+                    if (key.hash == room_key_.hash && key.text == room_key_.text) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    };
+    Room* found = nullptr;
+    (void)waiting_lately_.first(join.ticket_type, [&](const TicketId& id) {
+        const OwnedTicket* ticket = tickets_.find(id);
+        if (ticket == nullptr || ticket->phase != TicketPhase::waiting) {
+            return WaitingLately::Seen::gone;
+        }
+        Room* room = rooms_.find(ticket->room_id);
+        if (room == nullptr || room->state != RoomState::waiting || room->id == join.room_id ||
+            id == join.ticket_id || !finds(*ticket)) {
+            return WaitingLately::Seen::passed;
+        }
+        found = room;
+        return WaitingLately::Seen::taken;
+    });
+    return found;
+}
+
+bool Tickets::joining_from_here(const TicketId& id, const std::string& attempt) {
+    const OwnedTicket* ticket = tickets_.find(id);
+    return ticket != nullptr && ticket->joining && ticket->joining->attempt == attempt;
+}
+
+void Tickets::redirect_join(const TicketId& id, const std::string& attempt,
+                            const TicketId& room_id) {
+    if (OwnedTicket* ticket = tickets_.find(id);
+        ticket != nullptr && ticket->joining && ticket->joining->attempt == attempt &&
+        node_text_of(room_id.str()) == ticket->joining->node.str()) {
+        ticket->joining->room_id = room_id;
+    }
+}
+
 void Tickets::send_leave(const NodeId& node, const LeaveMessage& leave) {
     context_.courier.request(node, wire::SERVICE, wire::METHOD_LEAVE, encode(leave), [](auto) {});
 }
@@ -530,6 +584,10 @@ void Tickets::send_join(const TicketId& id) {
                      {},
                      true,
                      context_.scheduler.now() - ticket.started};
+    if (ticket.params.prefer != Prefer::closest) {  // the closest rooms may be on other nodes
+        join.search_profiles = ticket.params.names->search_profiles;
+        join.search_tags = ticket.params.names->tags;
+    }
     const std::string attempt = join.attempt;
     if (auto room = rooms_.find(ticket.room_id); ticket.looking && room != nullptr) {
         room->state = RoomState::searching;  // a party in two rooms would be two matches
@@ -592,6 +650,9 @@ void Tickets::on_join_reply(const TicketId& id, const std::string& attempt,
     }
     OwnedTicket& ticket = *found;
     if (reply && reply->accepted) {
+        if (!reply->seated_in.empty()) {  // its room was taken; another there took the party
+            redirect_join(id, attempt, reply->seated_in);
+        }
         conclude_join(ticket);
         return;
     }
@@ -682,6 +743,9 @@ void Tickets::start_waiting(OwnedTicket& ticket) {
     ticket.phase = TicketPhase::waiting;
     if (auto room = rooms_.find(ticket.room_id); room != nullptr) {
         room->state = ticket.backfill ? RoomState::backfill : RoomState::waiting;
+    }
+    if (!ticket.backfill) {
+        waiting_lately_.add(ticket.type, ticket.id);
     }
     refresh_items(ticket.id);
 }

@@ -26,6 +26,7 @@
 #include "ticket/contended_rooms.hpp"
 #include "ticket/context.hpp"
 #include "ticket/state.hpp"
+#include "ticket/waiting_lately.hpp"
 #include "ticket/wire.hpp"
 
 namespace matchmesh::ticket {
@@ -83,6 +84,14 @@ public:
     // still out (or retried), may then be taken: the ticket waits for its answer again, its room
     // closed, as before it gave way.
     void take_back_join(const TicketId& room_id, GivenUpJoin given_up);
+    // A waiting room here, other than the one `join` asked for, that the joining ticket's search
+    // finds (its profiles, tags and ranges give one of the keys the room's ticket adds items
+    // under): the longest waiting of the tickets that began waiting here lately. Null if none.
+    [[nodiscard]] Room* room_found_by(const JoinMessage& join, const Holder& holder);
+    // Whether join `attempt` of ticket `id` is one this node's ticket is waiting on.
+    [[nodiscard]] bool joining_from_here(const TicketId& id, const std::string& attempt);
+    // That join is being seated in room `room_id` of the same node instead.
+    void redirect_join(const TicketId& id, const std::string& attempt, const TicketId& room_id);
     // Drops the names no ticket holds any more, and the unused values once more than a few
     // thousand are kept (the service's sweep).
     void forget_unused_settings();
@@ -191,6 +200,9 @@ private:
     };
     std::unordered_set<std::shared_ptr<const TicketValues>, ValuesHash, ValuesEqual> values_;
     ContendedRooms contended_;  // rooms that joins from here go to, or found gone
+    WaitingLately waiting_lately_;
+    matching::SearchKeys joiner_keys_;  // room_found_by's scratch
+    matching::SearchKey room_key_;
     double join_ms_ = 0;  // how long joins to other nodes took lately, to their answer (average)
     std::uint64_t next_attempt_ = 1;
     std::mt19937_64 random_;  // seeded from the node's ID: the simulation's runs repeat

@@ -78,6 +78,9 @@ struct TicketCounters {
     std::uint64_t joins_accepted = 0;
     std::uint64_t joins_refused = 0;
     std::array<std::uint64_t, join_refusals_count> join_refusals{};  // indexed by JoinRefusal
+    // Joins whose room was taken that another waiting room here took (Rooms::seat_elsewhere);
+    // counted as accepted too.
+    std::uint64_t joins_seated_elsewhere = 0;
     // Joins this node's tickets tried that were refused or not answered.
     std::uint64_t own_joins_refused = 0;
     std::uint64_t pushes_delivered = 0;

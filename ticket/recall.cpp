@@ -46,6 +46,24 @@ void Recall::accepted_join(const std::string& attempt, Time now) {
     accepted_joins_[attempt].forget_at = now + memory_;
 }
 
+void Recall::seated_elsewhere(const std::string& attempt, const TicketId& asked,
+                              const UserId& owner, const TicketId& room, Time now) {
+    AcceptedJoin& join = accepted_joins_[attempt];
+    join.forget_at = now + memory_;
+    join.seated_in = room;
+    seated_elsewhere_[asked.str() + '\n' + owner.str()] = SeatedElsewhere{now + memory_, room};
+}
+
+TicketId Recall::seated_in(const std::string& attempt) const {
+    auto found = accepted_joins_.find(attempt);
+    return found == accepted_joins_.end() ? TicketId() : found->second.seated_in;
+}
+
+const TicketId* Recall::seated_instead_of(const TicketId& asked, const UserId& owner) const {
+    auto found = seated_elsewhere_.find(asked.str() + '\n' + owner.str());
+    return found == seated_elsewhere_.end() ? nullptr : &found->second.room;
+}
+
 const std::vector<PushEnvelope>* Recall::keep_answer_pushes(const std::string& attempt,
                                                             const NodeId& to,
                                                             std::vector<PushEnvelope>& pushes) {
@@ -91,6 +109,8 @@ bool Recall::first_sight(const std::string& push_id, Time now) {
 
 void Recall::forget_expired(Time now) {
     std::erase_if(joined_, [now](const auto& entry) { return entry.second.forget_at <= now; });
+    std::erase_if(seated_elsewhere_,
+                  [now](const auto& entry) { return entry.second.forget_at <= now; });
     std::erase_if(accepted_joins_, [this, now](const auto& entry) {
         if (entry.second.forget_at > now) {
             return false;

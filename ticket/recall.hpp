@@ -5,7 +5,9 @@
 //     its rooms with it, and the homes of the parties' other members must be told;
 //   - joins this node accepted, by attempt: a retried join is accepted again, not seated twice,
 //     and its answer carries again the pushes the first answer carried (bounded in bytes: past
-//     the bound, a join's pushes travel on their own instead);
+//     the bound, a join's pushes travel on their own instead) and the room it was seated in;
+//   - parties seated in another room than the one their join asked for, by that room and owner:
+//     a leave sent to the asked room reaches them;
 //   - pushes delivered here that may come more than once (broadcasts, announcements, failures),
 //     by push ID: a retried delivery is not delivered twice.
 // Each is forgotten once `memory` has passed (the pushes also past a bound on their number), by
@@ -14,6 +16,7 @@
 #include <cstddef>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -35,6 +38,11 @@ public:
 
     // Ticket `id` joined the room on `room_node` with its party.
     void joined(const TicketId& id, MatchedTicket ticket, Time now);
+    // Whether ticket `id` of this node joined a room on `node`.
+    [[nodiscard]] bool joined_at(const TicketId& id, std::string_view node) const {
+        auto found = joined_.find(id);
+        return found != joined_.end() && found->second.room_node.str() == node;
+    }
     // Takes out every ticket remembered as joined to a room on `node`, in the order of their IDs.
     [[nodiscard]] std::vector<std::pair<TicketId, MatchedTicket>> take_joined_at(
         const NodeId& node);
@@ -43,6 +51,15 @@ public:
     [[nodiscard]] bool accepted_join(const std::string& attempt) const {
         return accepted_joins_.contains(attempt);
     }
+    // Accepted join `attempt`, by `owner`'s party, asked for room `asked` and was seated in
+    // `room` instead.
+    void seated_elsewhere(const std::string& attempt, const TicketId& asked, const UserId& owner,
+                          const TicketId& room, Time now);
+    // The room accepted join `attempt` was seated in, when not the one it asked for; else empty.
+    [[nodiscard]] TicketId seated_in(const std::string& attempt) const;
+    // The room `owner`'s party was seated in after asking for `asked`; null when none.
+    [[nodiscard]] const TicketId* seated_instead_of(const TicketId& asked,
+                                                    const UserId& owner) const;
     // Takes the pushes the answer to accepted join `attempt` carries, for a retry of the join,
     // and returns them as kept (answer_pushes has them too); null, leaving them, when that would
     // pass the bound (the caller sends them on their own).
@@ -60,7 +77,8 @@ public:
     void forget_expired(Time now);
     // Everything held; zero once all of it has been forgotten.
     [[nodiscard]] std::size_t size() const {
-        return joined_.size() + accepted_joins_.size() + seen_pushes_.size();
+        return joined_.size() + accepted_joins_.size() + seated_elsewhere_.size() +
+               seen_pushes_.size();
     }
 
 private:
@@ -71,8 +89,15 @@ private:
         Time forget_at;
         std::vector<PushEnvelope> pushes;  // its answer carried them
         NodeId to;                         // to the node that sent the join
+        TicketId seated_in;                // when not the room it asked for
     };
     std::unordered_map<std::string, AcceptedJoin> accepted_joins_;  // by attempt
+    struct SeatedElsewhere {
+        Time forget_at;
+        TicketId room;
+    };
+    // By the asked room's ID and the owner's, with a newline between (neither holds one).
+    std::unordered_map<std::string, SeatedElsewhere> seated_elsewhere_;
     std::size_t kept_push_bytes_ = 0;
     std::unordered_set<std::string> seen_pushes_;
     std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set

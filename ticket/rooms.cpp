@@ -130,13 +130,29 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join, Holder holder) {
     if (context_.recall.accepted_join(join.attempt)) {
         // A retry of a join already accepted: accepted again while the party is seated. A party
         // the room let go since (its home declared dead, a leave) is never told it is in.
+        JoinReplyMessage again = accepted_join();
+        again.seated_in = context_.recall.seated_in(join.attempt);
+        if (!again.seated_in.empty()) {
+            found = rooms_.find(again.seated_in);
+        }
         const bool seated =
             found != nullptr &&
             std::any_of(found->members.begin(), found->members.end(),
                         [&](const Member& member) { return member.ticket_id == join.ticket_id; });
-        return seated ? accepted_join()
+        return seated ? again
                       : refuse(found == nullptr ? JoinRefusal::room_not_found
                                                 : JoinRefusal::not_waiting);
+    }
+    // A room taken since the joiner's search found it: another waiting here that its search
+    // finds may take the party instead, rather than a round trip to refuse it.
+    const std::optional<JoinRefusal> refusal =
+        found == nullptr ? JoinRefusal::room_not_found : seat_refusal(*found, join);
+    if (refusal && refused_join(*refusal).taken &&
+        (found == nullptr || found->state != RoomState::searching)) {
+        if (auto elsewhere = seat_elsewhere(join, holder)) {
+            return *std::move(elsewhere);
+        }
+        found = rooms_.find(join.room_id);  // the other room's callbacks may have changed it
     }
     if (found == nullptr) {
         return refuse(JoinRefusal::room_not_found);
@@ -152,9 +168,54 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join, Holder holder) {
     return reply;
 }
 
-JoinReplyMessage Rooms::admit(Room& room, const JoinMessage& join, Holder holder) {
+// Seats a party whose join found its room taken in another waiting room here that the joining
+// ticket's search finds (Tickets::room_found_by), if one takes it. Only where the party's node
+// learns of it before any push from that room: this node, or one that reads a join's pushes on
+// its answer (which names the room).
+std::optional<JoinReplyMessage> Rooms::seat_elsewhere(const JoinMessage& join, Holder& holder) {
+    if (!join.from_search || join.search_profiles.empty()) {
+        return std::nullopt;
+    }
+    // A join its ticket gave up for a crossed one (Tickets::yield_to_crossed_join) counts on
+    // being refused: the asked room's ticket went to the joiner's room.
+    if (context_.recall.joined_at(join.room_id, node_text_of(join.ticket_id.str()))) {
+        return std::nullopt;
+    }
+    const bool joined_from_here = tickets_.joining_from_here(join.ticket_id, join.attempt);
+    if (!join.pushes_in_reply && !joined_from_here) {
+        return std::nullopt;
+    }
+    Room* room = tickets_.room_found_by(join, holder);
+    if (room == nullptr) {
+        return std::nullopt;
+    }
+    const TicketId room_id = room->id;
+    if (joined_from_here) {  // its pushes arrive at once, and must find it joining that room
+        tickets_.redirect_join(join.ticket_id, join.attempt, room_id);
+    }
+    // The holder is the party's to keep should this room refuse it too: a copy goes in. A
+    // refusal here is not counted: the asked room's is.
+    JoinReplyMessage reply = admit(*room, join, holder, false);
+    if (!reply.accepted) {
+        if (joined_from_here) {
+            tickets_.redirect_join(join.ticket_id, join.attempt, join.room_id);
+        }
+        return std::nullopt;
+    }
+    reply.seated_in = room_id;
+    context_.recall.seated_elsewhere(join.attempt, join.room_id, join.party.front()->id, room_id,
+                                     context_.scheduler.now());
+    ++context_.counters.joins_seated_elsewhere;
+    return reply;
+}
+
+JoinReplyMessage Rooms::admit(Room& room, const JoinMessage& join, Holder holder,
+                              bool count_refusal) {
+    const auto refused = [&](JoinRefusal why) {
+        return count_refusal ? refuse(why) : refused_join(why);
+    };
     if (auto refusal = seat_refusal(room, join)) {
-        return refuse(*refusal);
+        return refused(*refusal);
     }
     Room* found = &room;
     const Callbacks* handlers = context_.callbacks(found->type);
@@ -166,23 +227,23 @@ JoinReplyMessage Rooms::admit(Room& room, const JoinMessage& join, Holder holder
             properties.candidates.emplace(join.party.front()->id, std::move(holder)).first->second;
         if (!handlers->allow_match_if(properties, context_.local_user(room.owner),
                                       join.party.front().get())) {
-            return refuse(JoinRefusal::not_allowed);
+            return refused(JoinRefusal::not_allowed);
         }
         holder = std::move(lent);
         found = rooms_.find(room_id);  // the callback may have changed anything
         if (found == nullptr ||
             (found->state != RoomState::waiting && found->state != RoomState::backfill)) {
-            return refuse(JoinRefusal::closed);
+            return refused(JoinRefusal::closed);
         }
     }
     if (handlers != nullptr && handlers->allow_party_if) {
         if (!handlers->allow_party_if(found->members, join.party)) {
-            return refuse(JoinRefusal::not_allowed);
+            return refused(JoinRefusal::not_allowed);
         }
         found = rooms_.find(room_id);  // the callback may have changed anything
         if (found == nullptr ||
             (found->state != RoomState::waiting && found->state != RoomState::backfill)) {
-            return refuse(JoinRefusal::closed);
+            return refused(JoinRefusal::closed);
         }
     }
     seat(*found, join, std::move(holder));
@@ -418,11 +479,16 @@ void Rooms::after_leave(Room& room, const User* left, bool live, bool announce_l
 
 bool Rooms::leave(const TicketId& room_id, const UserId& user, EndReason why) {
     auto room = rooms_.find(room_id);
-    if (room == nullptr) {
-        return false;
+    const auto is_user = [&](const Member& m) { return m.user->id == user; };
+    if (room == nullptr || std::none_of(room->members.begin(), room->members.end(), is_user)) {
+        // A party that asked for this room may have been seated in another (seat_elsewhere).
+        const TicketId* instead = context_.recall.seated_instead_of(room_id, user);
+        room = instead == nullptr ? nullptr : rooms_.find(*instead);
+        if (room == nullptr) {
+            return false;
+        }
     }
-    auto member = std::find_if(room->members.begin(), room->members.end(),
-                               [&](const Member& m) { return m.user->id == user; });
+    auto member = std::find_if(room->members.begin(), room->members.end(), is_user);
     return member != room->members.end() &&
            remove_party(*room, TicketId(member->ticket_id), why, true,
                         why == EndReason::disconnected ? &user : nullptr);

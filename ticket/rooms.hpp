@@ -84,7 +84,12 @@ public:
 
 private:
     // accept_join's checks and seating, once a crossed join has been settled.
-    [[nodiscard]] JoinReplyMessage admit(Room& room, const JoinMessage& join, Holder holder);
+    [[nodiscard]] JoinReplyMessage admit(Room& room, const JoinMessage& join, Holder holder,
+                                         bool count_refusal = true);
+    // The join's party seated in another room here, its own having been taken; none if no other
+    // takes it (the holder then stays).
+    [[nodiscard]] std::optional<JoinReplyMessage> seat_elsewhere(const JoinMessage& join,
+                                                                 Holder& holder);
     // A refused join, counted by its reason.
     [[nodiscard]] JoinReplyMessage refuse(JoinRefusal refusal);
     // Why this room cannot seat the join's party now, if it cannot.

@@ -652,7 +652,9 @@ void TicketService::on_join(const NodeId& from, mesh::PayloadView payload,
         return;
     }
     if (const auto* carried = recall_.answer_pushes(join->attempt)) {
-        responder.reply(encode(accepted_join(), *carried));
+        JoinReplyMessage again = accepted_join();
+        again.seated_in = recall_.seated_in(join->attempt);
+        responder.reply(encode(again, *carried));
         return;
     }
     JoinReplyMessage reply;

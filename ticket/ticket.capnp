@@ -60,6 +60,11 @@ struct Join {
   fromSearch @6 :Bool;              # false for a direct join by room ID
   waitedMs @7 :UInt32;              # since the joining ticket started
   pushesInReply @8 :Bool;           # the sender reads JoinReply.pushes (older senders do not)
+  # The joining ticket's search, with holder.searchProperties: should the room be taken, another
+  # waiting room on the same node that this search finds may take the party instead (its reply
+  # says which). Empty: this room only.
+  searchProfiles @9 :List(Text);
+  searchTags @10 :List(Text);
 }
 
 struct JoinReply {
@@ -70,6 +75,8 @@ struct JoinReply {
   pushes @4 :List(Push);            # accepted, to a sender that asked: the pushes the join made
                                     # for users connected to the sender, in order, each as if
                                     # sent on its own (methodPush); a retry of the join repeats them
+  seatedIn @5 :Text;                # accepted into this other room of the node (the asked one was
+                                    # taken; see Join.searchProfiles); empty: the asked room
 }
 
 struct Push {

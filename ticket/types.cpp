@@ -14,7 +14,6 @@
 namespace matchmesh::ticket {
 namespace {
 
-constexpr std::size_t tags_max = 8;
 constexpr std::size_t application_data_bytes_max = 4096;
 constexpr std::chrono::seconds ticket_duration_max{3600};
 constexpr std::chrono::milliseconds search_interval_max{60000};
@@ -203,9 +202,9 @@ Result<void> validate_params(const TicketParams& params, const ParamLimits& limi
     if (params.how_many < 1 || params.how_many > how_many_max) {
         return invalid(fmt::format("HowMany must be 1..{}, got {}", how_many_max, params.how_many));
     }
-    if (params.tags.size() > tags_max) {
+    if (params.tags.size() > ticket_tags_max) {
         return invalid(
-            fmt::format("Tags has {} tags, at most {} allowed", params.tags.size(), tags_max));
+            fmt::format("Tags has {} tags, at most {} allowed", params.tags.size(), ticket_tags_max));
     }
     if (params.application_data.size() > application_data_bytes_max) {
         return invalid(fmt::format("ApplicationData is {} bytes, at most {} allowed",

@@ -109,6 +109,7 @@ struct ParamLimits {
 };
 
 inline constexpr std::size_t ticket_properties_max = 2;
+inline constexpr std::size_t ticket_tags_max = 8;
 
 // A ticket's add and search properties and application data (the reference's TicketHolder).
 struct Holder {

@@ -31,6 +31,25 @@ Bytes bytes(capnp::Data::Reader reader, std::size_t bytes_max, const char* field
     return Bytes(reader.begin(), reader.end());
 }
 
+void write_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::string>& texts) {
+    for (unsigned i = 0; i < texts.size(); ++i) {
+        out.set(i, texts[i]);
+    }
+}
+
+std::vector<std::string> read_texts(capnp::List<capnp::Text>::Reader list, std::size_t count_max,
+                                    std::size_t bytes_max, const char* field) {
+    if (list.size() > count_max) {
+        throw std::invalid_argument(fmt::format("{} {}s, at most {}", list.size(), field, count_max));
+    }
+    std::vector<std::string> texts;
+    texts.reserve(list.size());
+    for (auto entry : list) {
+        texts.push_back(text(entry, bytes_max, field));
+    }
+    return texts;
+}
+
 kj::ArrayPtr<const kj::byte> data_of(const Bytes& value) {
     return kj::arrayPtr(value.data(), value.size());
 }
@@ -178,6 +197,10 @@ mesh::Payload encode(const JoinMessage& message, const HolderView& holder) {
         root.setWaitedMs(static_cast<std::uint32_t>(
             std::clamp<Duration::rep>(message.waited.count(), 0, UINT32_MAX)));
         root.setPushesInReply(message.pushes_in_reply);
+        write_texts(root.initSearchProfiles(static_cast<unsigned>(message.search_profiles.size())),
+                    message.search_profiles);
+        write_texts(root.initSearchTags(static_cast<unsigned>(message.search_tags.size())),
+                    message.search_tags);
     });
 }
 
@@ -191,6 +214,7 @@ mesh::Payload encode(const JoinReplyMessage& message, std::span<const PushEnvelo
         root.setReason(message.reason);
         root.setTaken(message.taken);
         root.setGone(message.gone);
+        root.setSeatedIn(message.seated_in.str());
         if (!pushes.empty()) {
             auto list = root.initPushes(static_cast<unsigned>(pushes.size()));
             for (unsigned i = 0; i < pushes.size(); ++i) {
@@ -346,6 +370,10 @@ Decoded<JoinMessage> decode_join(mesh::PayloadView payload, const capnp::ReaderO
         message.from_search = root.getFromSearch();
         message.waited = Duration(root.getWaitedMs());
         message.pushes_in_reply = root.getPushesInReply();
+        message.search_profiles = read_texts(root.getSearchProfiles(), matching::profiles_max,
+                                             matching::profile_id_bytes_max, "search profile");
+        message.search_tags = read_texts(root.getSearchTags(), ticket_tags_max,
+                                         matching::tag_bytes_max, "search tag");
         return message;
     });
 }
@@ -357,7 +385,11 @@ Decoded<JoinReplyMessage> decode_join_reply(mesh::PayloadView payload,
                                  text(root.getReason(), 1024, "reason"),
                                  root.getTaken(),
                                  root.getGone(),
-                                 {}};
+                                 {},
+                                 TicketId(text(root.getSeatedIn(), id_bytes_max, "seated-in room"))};
+        if (!message.accepted && !message.seated_in.empty()) {
+            throw std::invalid_argument("a refused join seated in another room");
+        }
         auto pushes = root.getPushes();
         if (pushes.size() > join_reply_pushes_max || (!message.accepted && pushes.size() != 0)) {
             throw std::invalid_argument(fmt::format("{} pushes on a join's {} answer",

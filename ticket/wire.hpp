@@ -40,6 +40,11 @@ struct JoinMessage {
     bool from_search = true;
     Duration waited{0};  // since the joining ticket started (the room reports members' waits)
     bool pushes_in_reply = true;  // the sender reads the reply's pushes (older nodes did not)
+    // The joining ticket's search (with holder.search_properties): should the room be taken,
+    // another waiting room on the same node that this search finds may take the party instead.
+    // No profiles: this room only.
+    std::vector<std::string> search_profiles{};
+    std::vector<std::string> search_tags{};
 };
 
 struct JoinReplyMessage {
@@ -52,6 +57,9 @@ struct JoinReplyMessage {
     // Accepted: the pushes the join made for users connected to the node that sent it (when it
     // asked for them so), in order, each as if it had come on its own.
     std::vector<PushEnvelope> pushes;
+    // Accepted into this other room on the same node, the asked one having been taken; empty:
+    // the asked room.
+    TicketId seated_in{};
 };
 inline constexpr std::size_t join_reply_pushes_max = 1024;
 
@@ -61,7 +69,7 @@ inline constexpr std::size_t join_reply_pushes_max = 1024;
 // party refused by the room's rules.
 [[nodiscard]] JoinReplyMessage refused_join(JoinRefusal refusal);
 [[nodiscard]] inline JoinReplyMessage accepted_join() {
-    return JoinReplyMessage{true, {}, false, false, {}};
+    return JoinReplyMessage{true, {}, false, false, {}, {}};
 }
 
 struct LeaveMessage {

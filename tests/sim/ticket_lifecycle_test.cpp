@@ -212,6 +212,75 @@ TEST_CASE("ticket/lifecycle: an offer outlasts a join's round trip when searches
     }
 }
 
+// A join whose room was taken on its way is seated in another room waiting on that node that the
+// joiner's search finds, rather than refused (a round trip, then a search or a wait). bob's join
+// to ann's room is lost until cid has taken ann's room and amy waits beside it. The answer names
+// amy's room, and a leave sent to ann's room reaches bob there.
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a join whose room was taken is seated in another waiting "
+                  "room of that node that its search finds") {
+    for (const bool lose_answers : {false, true}) {
+        CAPTURE(lose_answers);
+        Recorder recorder;
+        recorder.max_members = 3;  // amy's room stays open with bob in it
+        recorder.duration = 2s;
+        TicketCluster cluster{3, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
+                              [&recorder] { return recorder.make(); }};
+        recorder.complete_when = [](const std::vector<UserId>& members) {
+            return members.size() == 2 && members[1] == UserId("cid");
+        };
+        cluster.connect(0, "ann", 1500);
+        REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+        cluster.run(700ms);
+        bool hold = true;
+        int lost = 0;
+        cluster.world.drop_if([&](const NodeId& from, const NodeId& to, const Envelope& frame) {
+            if (frame.service != wire::SERVICE || frame.method != wire::METHOD_JOIN) {
+                return false;
+            }
+            if (hold && from == NodeId("n1") && to == NodeId("n0") &&
+                frame.kind == EnvelopeKind::request) {
+                ++lost;
+                return true;
+            }
+            // Then, when asked, every answer to bob's node: its ticket ends unsure and leaves.
+            return lose_answers && from == NodeId("n0") && to == NodeId("n1");
+        });
+        cluster.connect(1, "bob", 1500);
+        REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+        cluster.run(30ms);
+        REQUIRE(lost > 0);
+        cluster.connect(2, "cid", 1500);
+        REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cid")).has_value());
+        cluster.run(250ms);
+        CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+        CHECK(cluster.ledger.terminal_codes(UserId("cid")) == Codes{220});
+        cluster.connect(0, "amy", 1500);  // at 0.98 s, waiting until 2.98 s
+        REQUIRE(cluster.at(0).start_ticket(ranked, UserId("amy")).has_value());
+        cluster.run(100ms);
+        REQUIRE(cluster.ledger.terminal_codes(UserId("amy")).empty());
+        hold = false;
+        const std::uint64_t refused_before = cluster.joins_refused();
+        cluster.run(800ms);  // bob's join is tried again
+        CHECK(cluster.at(0).counters().joins_seated_elsewhere == 1);
+        CHECK(cluster.joins_refused() == refused_before);
+        const std::vector<UserId> amy_and_bob{UserId("amy"), UserId("bob")};
+        CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("amy")) == amy_and_bob);
+        // A join never answered gives up (here at 2.49 s), and its leave to ann's room takes bob
+        // out of amy's (which his ticket, waiting again, may join later).
+        cluster.run(620ms);
+        const std::vector<UserId> amy_alone{UserId("amy")};
+        CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("amy")) ==
+              (lose_answers ? amy_alone : amy_and_bob));
+        cluster.run(450ms);  // past bob's deadline (2.7 s), before amy's (2.98 s)
+        CHECK(cluster.ledger.terminal_codes(UserId("bob")) ==
+              (lose_answers ? Codes{219} : Codes{}));
+        for (const std::string& broken : cluster.broken_invariants()) {
+            FAIL_CHECK(broken);
+        }
+    }
+}
+
 // The pushes a join makes for users at the node that sent it ride on the join's answer: bob's
 // 220 costs no frame of its own. An answer lost on the way is given again, pushes and all, to the
 // join's retry, and bob still hears one 220.

@@ -212,6 +212,43 @@ TEST_CASE("ticket/wire: a join says whether its sender reads pushes from the ans
     }
 }
 
+// A join names its ticket's search, so that another room of the node its search finds may take
+// the party should the asked one be taken; the answer names that room. Bounds hold on both.
+TEST_CASE("ticket/wire: a join's search and the room it was seated in round-trip, within bounds") {
+    const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
+    const auto user = std::make_shared<const ticket::User>(
+        ticket::User{UserId("u1"), "s1", NodeId("node-2"), {}, 3});
+    ticket::JoinMessage join{
+        "a/1", TicketId("1.1@node-1"), 1, TicketId("2.1@node-2"), {user}, {}, true, {}};
+    join.search_profiles = {"Rank", "Level"};
+    join.search_tags = {"", "eu"};
+    auto read = ticket::decode_join(ticket::encode(join).words(), options);
+    REQUIRE(read.has_value());
+    CHECK(read->search_profiles == join.search_profiles);
+    CHECK(read->search_tags == join.search_tags);
+
+    join.search_tags.assign(ticket::ticket_tags_max + 1, "eu");
+    auto many_tags = ticket::decode_join(ticket::encode(join).words(), options);
+    REQUIRE_FALSE(many_tags.has_value());
+    CHECK(many_tags.error().find("search tag") != std::string::npos);
+    join.search_tags = {};
+    join.search_profiles = {std::string(matching::profile_id_bytes_max + 1, 'p')};
+    auto long_profile = ticket::decode_join(ticket::encode(join).words(), options);
+    REQUIRE_FALSE(long_profile.has_value());
+    CHECK(long_profile.error().find("search profile") != std::string::npos);
+
+    ticket::JoinReplyMessage accepted = ticket::accepted_join();
+    accepted.seated_in = TicketId("3.1@node-1");
+    auto seated = ticket::decode_join_reply(ticket::encode(accepted).words(), options);
+    REQUIRE(seated.has_value());
+    CHECK(seated->seated_in == accepted.seated_in);
+    ticket::JoinReplyMessage refused = ticket::refused_join(ticket::JoinRefusal::completed);
+    refused.seated_in = TicketId("3.1@node-1");
+    auto refused_read = ticket::decode_join_reply(ticket::encode(refused).words(), options);
+    REQUIRE_FALSE(refused_read.has_value());
+    CHECK(refused_read.error() == "a refused join seated in another room");
+}
+
 TEST_CASE("ticket/wire: where a user is round-trips, and an oversized user ID is refused") {
     const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
     auto located = ticket::decode_located(

@@ -97,6 +97,7 @@ TEST_CASE("node/metrics: counters follow the node's totals, and each is counted 
     snapshot.mesh.handshakes_failed = 6;
     snapshot.tickets.pushes_dropped = 8;
     snapshot.tickets.joins_refused = 9;
+    snapshot.tickets.joins_seated_elsewhere = 10;
     snapshot.tickets.join_refusals[static_cast<std::size_t>(ticket::JoinRefusal::not_waiting)] = 9;
     for (int second = 0; second < 3; ++second) {  // the same totals, three times
         metrics.update(snapshot);
@@ -126,6 +127,7 @@ TEST_CASE("node/metrics: counters follow the node's totals, and each is counted 
     CHECK(value_of(scrape, "matchmesh_handshakes_failed_total", {{"port", "mesh"}}) == 6);
     CHECK(value_of(scrape, "matchmesh_joins_total", {{"result", "refused"}}) == 9);
     CHECK(value_of(scrape, "matchmesh_join_refusals_total", {{"reason", "not_waiting"}}) == 9);
+    CHECK(value_of(scrape, "matchmesh_joins_seated_elsewhere_total", {}) == 10);
     CHECK(value_of(scrape, "matchmesh_pushes_total", {{"result", "dropped"}}) == 8);
 
     snapshot.tickets.by_type[2].started = 4;
