@@ -428,21 +428,20 @@ Room* Tickets::room_found_by(const JoinMessage& join, const Holder& holder) {
         }
         return false;
     };
-    Room* found = nullptr;
-    (void)waiting_lately_.first(join.ticket_type, [&](const TicketId& id) {
-        const OwnedTicket* ticket = tickets_.find(id);
-        if (ticket == nullptr || ticket->phase != TicketPhase::waiting) {
-            return WaitingLately::Seen::gone;
-        }
-        Room* room = rooms_.find(ticket->room_id);
-        if (room == nullptr || room->state != RoomState::waiting || room->id == join.room_id ||
-            id == join.ticket_id || !finds(*ticket)) {
-            return WaitingLately::Seen::passed;
-        }
-        found = room;
-        return WaitingLately::Seen::taken;
-    });
-    return found;
+    const std::optional<TicketId> waiter =
+        waiting_lately_.first(join.ticket_type, [&](const TicketId& id) {
+            const OwnedTicket* ticket = tickets_.find(id);
+            if (ticket == nullptr || ticket->phase != TicketPhase::waiting) {
+                return WaitingLately::Seen::gone;
+            }
+            const Room* room = rooms_.find(ticket->room_id);
+            if (room == nullptr || room->state != RoomState::waiting || room->id == join.room_id ||
+                id == join.ticket_id || !finds(*ticket)) {
+                return WaitingLately::Seen::passed;
+            }
+            return WaitingLately::Seen::taken;
+        });
+    return waiter ? rooms_.find(tickets_.find(*waiter)->room_id) : nullptr;
 }
 
 bool Tickets::joining_from_here(const TicketId& id, const std::string& attempt) {

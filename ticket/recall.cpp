@@ -46,21 +46,29 @@ void Recall::accepted_join(const std::string& attempt, Time now) {
     accepted_joins_[attempt].forget_at = now + memory_;
 }
 
+// Neither ID holds a newline.
+std::string Recall::seated_key(const TicketId& asked, const UserId& owner) {
+    return asked.str() + '\n' + owner.str();
+}
+
 void Recall::seated_elsewhere(const std::string& attempt, const TicketId& asked,
                               const UserId& owner, const TicketId& room, Time now) {
     AcceptedJoin& join = accepted_joins_[attempt];
     join.forget_at = now + memory_;
     join.seated_in = room;
-    seated_elsewhere_[asked.str() + '\n' + owner.str()] = SeatedElsewhere{now + memory_, room};
+    seated_elsewhere_[seated_key(asked, owner)] = SeatedElsewhere{now + memory_, room};
 }
 
-TicketId Recall::seated_in(const std::string& attempt) const {
-    auto found = accepted_joins_.find(attempt);
-    return found == accepted_joins_.end() ? TicketId() : found->second.seated_in;
+JoinReplyMessage Recall::accepted_again(const std::string& attempt) const {
+    JoinReplyMessage again = ticket::accepted_join();  // not the member of that name
+    if (auto found = accepted_joins_.find(attempt); found != accepted_joins_.end()) {
+        again.seated_in = found->second.seated_in;
+    }
+    return again;
 }
 
 const TicketId* Recall::seated_instead_of(const TicketId& asked, const UserId& owner) const {
-    auto found = seated_elsewhere_.find(asked.str() + '\n' + owner.str());
+    auto found = seated_elsewhere_.find(seated_key(asked, owner));
     return found == seated_elsewhere_.end() ? nullptr : &found->second.room;
 }
 

@@ -55,8 +55,9 @@ public:
     // `room` instead.
     void seated_elsewhere(const std::string& attempt, const TicketId& asked, const UserId& owner,
                           const TicketId& room, Time now);
-    // The room accepted join `attempt` was seated in, when not the one it asked for; else empty.
-    [[nodiscard]] TicketId seated_in(const std::string& attempt) const;
+    // The answer to a retry of accepted join `attempt`: accepted, naming the room it was seated
+    // in when not the one it asked for.
+    [[nodiscard]] JoinReplyMessage accepted_again(const std::string& attempt) const;
     // The room `owner`'s party was seated in after asking for `asked`; null when none.
     [[nodiscard]] const TicketId* seated_instead_of(const TicketId& asked,
                                                     const UserId& owner) const;
@@ -96,8 +97,8 @@ private:
         Time forget_at;
         TicketId room;
     };
-    // By the asked room's ID and the owner's, with a newline between (neither holds one).
-    std::unordered_map<std::string, SeatedElsewhere> seated_elsewhere_;
+    [[nodiscard]] static std::string seated_key(const TicketId& asked, const UserId& owner);
+    std::unordered_map<std::string, SeatedElsewhere> seated_elsewhere_;  // by seated_key
     std::size_t kept_push_bytes_ = 0;
     std::unordered_set<std::string> seen_pushes_;
     std::deque<std::pair<Time, std::string>> seen_order_;  // oldest first, to bound the set

@@ -130,8 +130,7 @@ JoinReplyMessage Rooms::accept_join(const JoinMessage& join, Holder holder) {
     if (context_.recall.accepted_join(join.attempt)) {
         // A retry of a join already accepted: accepted again while the party is seated. A party
         // the room let go since (its home declared dead, a leave) is never told it is in.
-        JoinReplyMessage again = accepted_join();
-        again.seated_in = context_.recall.seated_in(join.attempt);
+        JoinReplyMessage again = context_.recall.accepted_again(join.attempt);
         if (!again.seated_in.empty()) {
             found = rooms_.find(again.seated_in);
         }

@@ -652,9 +652,7 @@ void TicketService::on_join(const NodeId& from, mesh::PayloadView payload,
         return;
     }
     if (const auto* carried = recall_.answer_pushes(join->attempt)) {
-        JoinReplyMessage again = accepted_join();
-        again.seated_in = recall_.seated_in(join->attempt);
-        responder.reply(encode(again, *carried));
+        responder.reply(encode(recall_.accepted_again(join->attempt), *carried));
         return;
     }
     JoinReplyMessage reply;

@@ -30,7 +30,7 @@ public:
     enum class Seen { gone, passed, taken };
     // The first ticket of `type`, oldest first, that `see` takes; those it finds gone are dropped.
     template <typename See>
-    std::optional<TicketId> first(TicketType type, See see) {
+    [[nodiscard]] std::optional<TicketId> first(TicketType type, See see) {
         auto found = by_type_.find(type);
         if (found == by_type_.end()) {
             return std::nullopt;
@@ -48,14 +48,6 @@ public:
             return seen == Seen::gone;
         });
         return taken;
-    }
-
-    [[nodiscard]] std::size_t size() const {
-        std::size_t count = 0;
-        for (const auto& [type, waiting] : by_type_) {
-            count += waiting.size();
-        }
-        return count;
     }
 
 private:
