@@ -20,6 +20,7 @@ struct Recorder {
     std::uint8_t search_tries = 3;
     std::uint8_t wait_searches = 1;
     bool one_bucket = false;  // search the owner's own rating's bucket only
+    Prefer prefer = Prefer::spread;
     std::function<bool(const std::vector<UserId>&)> complete_when;
 
     Callbacks make() {
@@ -29,6 +30,7 @@ struct Recorder {
             params.timeout_extension_on_match_join = extension;
             params.search_tries = search_tries;
             params.wait_searches = wait_searches;
+            params.prefer = prefer;
             if (one_bucket) {
                 params.search_properties = {{"rank", {rating_of(owner)}}};
             }
@@ -216,40 +218,45 @@ TEST_CASE("ticket/lifecycle: an offer outlasts a join's round trip when searches
 // joiner's search finds, rather than refused (a round trip, then a search or a wait). bob's join
 // to ann's room is lost until cid has taken ann's room and amy waits beside it. The answer names
 // amy's room, and a leave sent to ann's room reaches bob there.
-TEST_CASE_FIXTURE(Fixture,
-                  "ticket/lifecycle: a join whose room was taken is seated in another waiting "
-                  "room of that node that its search finds") {
-    for (const bool lose_answers : {false, true}) {
-        CAPTURE(lose_answers);
-        Recorder recorder;
-        recorder.max_members = 3;  // amy's room stays open with bob in it
-        recorder.duration = 2s;
-        TicketCluster cluster{3, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
-                              [&recorder] { return recorder.make(); }};
-        recorder.complete_when = [](const std::vector<UserId>& members) {
-            return members.size() == 2 && members[1] == UserId("cid");
-        };
+namespace {
+
+// Ann waits on n0 in a room of three seats. Bob's joins to it (from n1) are lost until cid (on
+// n2) has taken it and completed it, and amy has begun waiting on n0 beside it: a room bob's
+// search finds, which no search of his has seen.
+struct TakenRoom {
+    Recorder recorder;
+    TicketCluster cluster;
+    bool hold = true;                   // bob's joins to n0 are lost
+    bool lose_answers = false;          // once not held, every answer to bob's node is
+    std::optional<Payload> first_join;  // bob's first join, as it went out
+
+    explicit TakenRoom(Prefer bob_prefers, bool lose_answers_after)
+        : recorder(make_recorder()),
+          cluster(3, 42, LinkModel{Duration(1), Duration(0), 0.0, false},
+                  [this] { return recorder.make(); }),
+          lose_answers(lose_answers_after) {
         cluster.connect(0, "ann", 1500);
         REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
         cluster.run(700ms);
-        bool hold = true;
-        int lost = 0;
-        cluster.world.drop_if([&](const NodeId& from, const NodeId& to, const Envelope& frame) {
+        cluster.world.drop_if([this](const NodeId& from, const NodeId& to, const Envelope& frame) {
             if (frame.service != wire::SERVICE || frame.method != wire::METHOD_JOIN) {
                 return false;
             }
             if (hold && from == NodeId("n1") && to == NodeId("n0") &&
                 frame.kind == EnvelopeKind::request) {
-                ++lost;
+                if (!first_join) {
+                    first_join = Payload::copy_of(frame.payload);
+                }
                 return true;
             }
-            // Then, when asked, every answer to bob's node: its ticket ends unsure and leaves.
             return lose_answers && from == NodeId("n0") && to == NodeId("n1");
         });
+        recorder.prefer = bob_prefers;
         cluster.connect(1, "bob", 1500);
         REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
         cluster.run(30ms);
-        REQUIRE(lost > 0);
+        REQUIRE(first_join.has_value());
+        recorder.prefer = Prefer::spread;
         cluster.connect(2, "cid", 1500);
         REQUIRE(cluster.at(2).start_ticket(ranked, UserId("cid")).has_value());
         cluster.run(250ms);
@@ -259,7 +266,29 @@ TEST_CASE_FIXTURE(Fixture,
         REQUIRE(cluster.at(0).start_ticket(ranked, UserId("amy")).has_value());
         cluster.run(100ms);
         REQUIRE(cluster.ledger.terminal_codes(UserId("amy")).empty());
-        hold = false;
+    }
+
+    static Recorder make_recorder() {
+        Recorder recorder;
+        recorder.max_members = 3;  // amy's room stays open with bob in it
+        recorder.duration = 2s;
+        recorder.complete_when = [](const std::vector<UserId>& members) {
+            return members.size() == 2 && members[1] == UserId("cid");
+        };
+        return recorder;
+    }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "ticket/lifecycle: a join whose room was taken is seated in another waiting room of that "
+    "node that its search finds") {
+    for (const bool lose_answers : {false, true}) {
+        CAPTURE(lose_answers);
+        TakenRoom taken(Prefer::spread, lose_answers);
+        TicketCluster& cluster = taken.cluster;
+        taken.hold = false;
         const std::uint64_t refused_before = cluster.joins_refused();
         cluster.run(800ms);  // bob's join is tried again
         CHECK(cluster.at(0).counters().joins_seated_elsewhere == 1);
@@ -278,6 +307,89 @@ TEST_CASE_FIXTURE(Fixture,
         for (const std::string& broken : cluster.broken_invariants()) {
             FAIL_CHECK(broken);
         }
+    }
+}
+
+// Where the party's node would hear of the other room only after its pushes (a sender that
+// reads none from the answer), or the join asked for the closest room (which may be on another
+// node), the taken room's refusal stands.
+TEST_CASE(
+    "ticket/lifecycle: a join whose room was taken is refused, not seated elsewhere, for a "
+    "ticket preferring the closest or a sender reading no pushes from the answer") {
+    SUBCASE("prefer closest") {
+        TakenRoom taken(Prefer::closest, false);
+        taken.hold = false;
+        const std::uint64_t refused_before = taken.cluster.joins_refused();
+        taken.cluster.run(800ms);  // bob's join is tried again
+        CHECK(taken.cluster.at(0).counters().joins_seated_elsewhere == 0);
+        CHECK(taken.cluster.joins_refused() > refused_before);
+        CHECK(taken.cluster.broken_invariants().empty());
+    }
+    SUBCASE("a sender reading no pushes from the answer") {
+        TakenRoom taken(Prefer::spread, false);
+        TicketCluster& cluster = taken.cluster;
+        // Sent from n2, as bob's node's own joins are still lost.
+        Network& n2 = cluster.world.node(TicketCluster::name(2)).network();
+        auto join = decode_join(taken.first_join->words(), n2.reader_options());
+        REQUIRE(join.has_value());
+        REQUIRE_FALSE(join->search_profiles.empty());
+        join->attempt += "-by-hand";
+        join->pushes_in_reply = false;
+        std::optional<JoinReplyMessage> answer;
+        n2.request(TicketCluster::name(0), wire::SERVICE, wire::METHOD_JOIN, encode(*join), 500ms,
+                   [&](std::expected<PayloadView, MeshError> reply) {
+                       REQUIRE(reply.has_value());
+                       auto decoded = decode_join_reply(*reply, n2.reader_options());
+                       REQUIRE(decoded.has_value());
+                       answer = *decoded;
+                   });
+        cluster.run(20ms);
+        REQUIRE(answer.has_value());
+        CHECK_FALSE(answer->accepted);
+        CHECK(answer->taken);
+        CHECK(answer->seated_in.empty());
+        CHECK(cluster.at(0).counters().joins_seated_elsewhere == 0);
+        CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("amy")) ==
+              std::vector<UserId>{UserId("amy")});
+    }
+}
+
+// Ann's and bob's wait searches find each other's rooms and their joins cross; ann's is lost on
+// its first try. Her ticket gives way to bob's join, takes him in, and counts on her own join
+// being refused. When it arrives again, bob's room is gone and cal waits on bob's node, in a
+// room ann's search finds: the join is refused all the same (seated there, ann would be in two
+// rooms).
+TEST_CASE_FIXTURE(Fixture,
+                  "ticket/lifecycle: a join its ticket gave up for a crossed one is not seated "
+                  "elsewhere") {
+    recorder.search_tries = 0;
+    int ann_joins = 0;
+    cluster.world.drop_if([&](const NodeId& from, const NodeId& to, const Envelope& frame) {
+        return frame.service == wire::SERVICE && frame.method == wire::METHOD_JOIN &&
+               frame.kind == EnvelopeKind::request && from == NodeId("n0") && to == NodeId("n1") &&
+               ++ann_joins == 1;
+    });
+    cluster.connect(0, "ann", 1500);
+    cluster.connect(1, "bob", 1500);
+    cluster.connect(1, "cal", 1500);
+    REQUIRE(cluster.at(0).start_ticket(ranked, UserId("ann")).has_value());
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("bob")).has_value());
+    for (int step = 0; step < 2000 && ann_joins == 0; ++step) {
+        cluster.run(1ms);
+    }
+    REQUIRE(ann_joins == 1);
+    cluster.run(5ms);  // bob's join is taken in ann's room, and its answer is back
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    CHECK(cluster.ledger.terminal_codes(UserId("bob")) == Codes{220});
+    REQUIRE(cluster.at(1).start_ticket(ranked, UserId("cal")).has_value());
+    cluster.run(1s);
+    CHECK(ann_joins > 1);
+    CHECK(cluster.at(1).counters().joins_seated_elsewhere == 0);
+    CHECK(cluster.at(1).get_ticket_member_ids(ranked, UserId("cal")) ==
+          std::vector<UserId>{UserId("cal")});
+    CHECK(cluster.ledger.terminal_codes(UserId("ann")) == Codes{220});
+    for (const std::string& broken : cluster.broken_invariants()) {
+        FAIL_CHECK(broken);
     }
 }
 
