@@ -272,10 +272,7 @@ mesh::Payload encode_add(std::span<const AddedItem> items) {
 mesh::Payload encode_remove(std::string_view profile_id, std::span<const std::string> unique_ids) {
     return mesh::make_payload<wire::RemoveItems>([&](wire::RemoveItems::Builder root) {
         root.setProfileId(std::string(profile_id));
-        auto list = root.initUniqueIds(static_cast<unsigned>(unique_ids.size()));
-        for (unsigned i = 0; i < unique_ids.size(); ++i) {
-            list.set(i, unique_ids[i]);
-        }
+        mesh::write_texts(root.initUniqueIds(static_cast<unsigned>(unique_ids.size())), unique_ids);
     });
 }
 

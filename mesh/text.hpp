@@ -7,11 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include <capnp/blob.h>
 #include <capnp/common.h>
+#include <capnp/list.h>
 
 namespace matchmesh::mesh {
 
@@ -90,6 +92,14 @@ struct TextRule {
 // and every std::string does.
 [[nodiscard]] inline capnp::Text::Reader text_field(std::string_view view) {
     return {view.data(), view.size()};
+}
+
+// Sets each text of `list`, initialised with `texts.size()` entries.
+inline void write_texts(capnp::List<capnp::Text>::Builder list,
+                        std::span<const std::string> texts) {
+    for (unsigned i = 0; i < texts.size(); ++i) {
+        list.set(i, text_field(texts[i]));
+    }
 }
 
 // `text` for a log line: control characters, backslashes and bytes that are not valid UTF-8 as

@@ -3,6 +3,7 @@
 #include <kj/exception.h>
 
 #include "matching/wire.hpp"
+#include "mesh/text.hpp"
 #include "node/client.capnp.h"
 #include "node/client_protocol.hpp"
 
@@ -16,12 +17,6 @@ void write_properties(capnp::List<wire::Property>::Builder list,
         list[i].setName(name);
         list[i].setValue(value);
         ++i;
-    }
-}
-
-void write_texts(capnp::List<capnp::Text>::Builder list, const std::vector<std::string>& texts) {
-    for (unsigned i = 0; i < texts.size(); ++i) {
-        list.set(i, texts[i]);
     }
 }
 
@@ -41,8 +36,8 @@ void write(RequestBuilder root, const AddCommand& command) {
 
 void write(RequestBuilder root, const SearchCommand& command) {
     auto search = root.initSearch();
-    write_texts(search.initProfileIds(static_cast<unsigned>(command.profile_ids.size())),
-                command.profile_ids);
+    mesh::write_texts(search.initProfileIds(static_cast<unsigned>(command.profile_ids.size())),
+                      command.profile_ids);
     search.setTag(command.tag);
     write_properties(search.initProperties(static_cast<unsigned>(command.properties.size())),
                      command.properties);
@@ -51,9 +46,9 @@ void write(RequestBuilder root, const SearchCommand& command) {
 
 void write(RequestBuilder root, const RangeSearchCommand& command) {
     auto search = root.initSearchWithRange();
-    write_texts(search.initProfileIds(static_cast<unsigned>(command.profile_ids.size())),
-                command.profile_ids);
-    write_texts(search.initTags(static_cast<unsigned>(command.tags.size())), command.tags);
+    mesh::write_texts(search.initProfileIds(static_cast<unsigned>(command.profile_ids.size())),
+                      command.profile_ids);
+    mesh::write_texts(search.initTags(static_cast<unsigned>(command.tags.size())), command.tags);
     auto list = search.initProperties(static_cast<unsigned>(command.properties.size()));
     unsigned i = 0;
     for (const auto& [name, values] : command.properties) {
@@ -70,8 +65,8 @@ void write(RequestBuilder root, const RangeSearchCommand& command) {
 void write(RequestBuilder root, const RemoveCommand& command) {
     auto remove = root.initRemove();
     remove.setProfileId(command.profile_id);
-    write_texts(remove.initUniqueIds(static_cast<unsigned>(command.unique_ids.size())),
-                command.unique_ids);
+    mesh::write_texts(remove.initUniqueIds(static_cast<unsigned>(command.unique_ids.size())),
+                      command.unique_ids);
 }
 
 void write(RequestBuilder root, const MembersCommand&) {
@@ -156,7 +151,7 @@ void write(RequestBuilder root, const SetPropertiesCommand& command) {
 void write(RequestBuilder root, const GetPropertiesCommand& command) {
     auto get = root.initGetTicketProperties();
     get.setTicketType(command.ticket_type);
-    write_texts(get.initKeys(static_cast<unsigned>(command.keys.size())), command.keys);
+    mesh::write_texts(get.initKeys(static_cast<unsigned>(command.keys.size())), command.keys);
 }
 
 // Fills `out` in place (GCC 12 warns falsely when such a reply is moved around).

@@ -31,12 +31,6 @@ Bytes bytes(capnp::Data::Reader reader, std::size_t bytes_max, const char* field
     return Bytes(reader.begin(), reader.end());
 }
 
-void write_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::string>& texts) {
-    for (unsigned i = 0; i < texts.size(); ++i) {
-        out.set(i, texts[i]);
-    }
-}
-
 std::vector<std::string> read_texts(capnp::List<capnp::Text>::Reader list, std::size_t count_max,
                                     std::size_t bytes_max, const char* field) {
     if (list.size() > count_max) {
@@ -197,10 +191,11 @@ mesh::Payload encode(const JoinMessage& message, const HolderView& holder) {
         root.setWaitedMs(static_cast<std::uint32_t>(
             std::clamp<Duration::rep>(message.waited.count(), 0, UINT32_MAX)));
         root.setPushesInReply(message.pushes_in_reply);
-        write_texts(root.initSearchProfiles(static_cast<unsigned>(message.search_profiles.size())),
-                    message.search_profiles);
-        write_texts(root.initSearchTags(static_cast<unsigned>(message.search_tags.size())),
-                    message.search_tags);
+        mesh::write_texts(
+            root.initSearchProfiles(static_cast<unsigned>(message.search_profiles.size())),
+            message.search_profiles);
+        mesh::write_texts(root.initSearchTags(static_cast<unsigned>(message.search_tags.size())),
+                          message.search_tags);
     });
 }
 
