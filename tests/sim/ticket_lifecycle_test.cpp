@@ -106,6 +106,23 @@ struct Fixture {
     }
 };
 
+// Sends `join` from node `from` to n0's rooms, as a node's join goes, and runs the cluster for
+// `wait`: n0's answer, if it came by then.
+std::optional<JoinReplyMessage> join_by_hand(TicketCluster& cluster, std::size_t from, Payload join,
+                                             Duration wait) {
+    auto answer = std::make_shared<std::optional<JoinReplyMessage>>();
+    Network& network = cluster.world.node(TicketCluster::name(from)).network();
+    network.request(TicketCluster::name(0), wire::SERVICE, wire::METHOD_JOIN, std::move(join),
+                    500ms, [answer, &network](std::expected<PayloadView, MeshError> reply) {
+                        REQUIRE(reply.has_value());
+                        auto decoded = decode_join_reply(*reply, network.reader_options());
+                        REQUIRE(decoded.has_value());
+                        *answer = *decoded;
+                    });
+    cluster.run(wait);
+    return *answer;
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(Fixture,
@@ -328,22 +345,15 @@ TEST_CASE(
     SUBCASE("a sender reading no pushes from the answer") {
         TakenRoom taken(Prefer::spread, false);
         TicketCluster& cluster = taken.cluster;
-        // Sent from n2, as bob's node's own joins are still lost.
-        Network& n2 = cluster.world.node(TicketCluster::name(2)).network();
-        auto join = decode_join(taken.first_join->words(), n2.reader_options());
+        auto join =
+            decode_join(taken.first_join->words(),
+                        cluster.world.node(TicketCluster::name(2)).network().reader_options());
         REQUIRE(join.has_value());
         REQUIRE_FALSE(join->search_profiles.empty());
         join->attempt += "-by-hand";
         join->pushes_in_reply = false;
-        std::optional<JoinReplyMessage> answer;
-        n2.request(TicketCluster::name(0), wire::SERVICE, wire::METHOD_JOIN, encode(*join), 500ms,
-                   [&](std::expected<PayloadView, MeshError> reply) {
-                       REQUIRE(reply.has_value());
-                       auto decoded = decode_join_reply(*reply, n2.reader_options());
-                       REQUIRE(decoded.has_value());
-                       answer = *decoded;
-                   });
-        cluster.run(20ms);
+        // Sent from n2, as bob's node's own joins are still lost.
+        const auto answer = join_by_hand(cluster, 2, encode(*join), 20ms);
         REQUIRE(answer.has_value());
         CHECK_FALSE(answer->accepted);
         CHECK(answer->taken);
@@ -609,16 +619,7 @@ TEST_CASE_FIXTURE(Fixture,
     REQUIRE(cluster.world.run_until_converged(3s));
     CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) == ann_only);
     // The same join again, as a retry made before the pause would bring it.
-    std::optional<JoinReplyMessage> answer;
-    Network& n1 = cluster.world.node(TicketCluster::name(1)).network();
-    n1.request(TicketCluster::name(0), wire::SERVICE, wire::METHOD_JOIN, *join, 500ms,
-               [&](std::expected<PayloadView, MeshError> reply) {
-                   REQUIRE(reply.has_value());
-                   auto decoded = decode_join_reply(*reply, n1.reader_options());
-                   REQUIRE(decoded.has_value());
-                   answer = *decoded;
-               });
-    cluster.run(100ms);
+    const auto answer = join_by_hand(cluster, 1, *join, 100ms);
     REQUIRE(answer.has_value());
     CHECK_FALSE(answer->accepted);
     CHECK(cluster.at(0).get_ticket_member_ids(ranked, UserId("ann")) == ann_only);

@@ -76,6 +76,13 @@ std::vector<std::vector<capnp::word>> sample_bodies() {
     return samples;
 }
 
+// A one-member party's join of ticket 2.1@node-2 to room 1.1@node-1.
+ticket::JoinMessage a_join() {
+    const auto user = std::make_shared<const ticket::User>(
+        ticket::User{UserId("u1"), "s1", NodeId("node-2"), {}, 3});
+    return {"a/1", TicketId("1.1@node-1"), 1, TicketId("2.1@node-2"), {user}, {}, true, {}};
+}
+
 }  // namespace
 
 TEST_CASE("mesh/decoders: mutated messages are decoded or refused, never crash") {
@@ -199,10 +206,7 @@ TEST_CASE(
 // saying it wants them; ours do.
 TEST_CASE("ticket/wire: a join says whether its sender reads pushes from the answer") {
     const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
-    const auto user = std::make_shared<const ticket::User>(
-        ticket::User{UserId("u1"), "s1", NodeId("node-2"), {}, 3});
-    ticket::JoinMessage join{
-        "a/1", TicketId("1.1@node-1"), 1, TicketId("2.1@node-2"), {user}, {}, true, {}};
+    ticket::JoinMessage join = a_join();
     CHECK(join.pushes_in_reply);
     for (const bool wants : {true, false}) {
         join.pushes_in_reply = wants;
@@ -216,10 +220,7 @@ TEST_CASE("ticket/wire: a join says whether its sender reads pushes from the ans
 // the party should the asked one be taken; the answer names that room. Bounds hold on both.
 TEST_CASE("ticket/wire: a join's search and the room it was seated in round-trip, within bounds") {
     const capnp::ReaderOptions options = mesh::FrameLimits{}.reader_options();
-    const auto user = std::make_shared<const ticket::User>(
-        ticket::User{UserId("u1"), "s1", NodeId("node-2"), {}, 3});
-    ticket::JoinMessage join{
-        "a/1", TicketId("1.1@node-1"), 1, TicketId("2.1@node-2"), {user}, {}, true, {}};
+    ticket::JoinMessage join = a_join();
     join.search_profiles = {"Rank", "Level"};
     join.search_tags = {"", "eu"};
     auto read = ticket::decode_join(ticket::encode(join).words(), options);
