@@ -14,13 +14,18 @@ Admission::Admission(AdmissionOptions options, std::uint64_t seed)
     MM_ASSERT(options_.loop_lag_max > Duration(0) && options_.round_trip_max_ms > 0);
     MM_ASSERT(options_.live_tickets_max > 0 && options_.requests_in_flight_max > 0 &&
               options_.deliveries_waiting_max > 0);
+    MM_ASSERT(options_.standing_window >= Duration(2));
     MM_ASSERT(options_.retry_after_min > Duration(0) &&
               options_.retry_after_min <= options_.retry_after_max);
 }
 
-void Admission::observe_lag(Duration lag) {
-    // Up at once; down by an eighth of the gap per sample.
-    lag_ = std::max(lag, lag_ - (lag_ - std::min(lag, lag_)) / 8);
+void Admission::observe_lag(Time now, Duration lag) {
+    if (now - lag_half_began_ >= options_.standing_window / 2) {
+        lag_previous_ = lag_current_;
+        lag_current_ = Duration::max();
+        lag_half_began_ = now;
+    }
+    lag_current_ = std::min(lag_current_, lag);
     if (!round_trip_seen_) {
         round_trip_ms_ -= round_trip_ms_ / 8;  // nothing answered lately: nothing to judge by
     }
@@ -30,6 +35,11 @@ void Admission::observe_lag(Duration lag) {
 void Admission::observe_round_trip(double ms) {
     round_trip_ms_ += (std::max(0.0, ms) - round_trip_ms_) / 32;
     round_trip_seen_ = true;
+}
+
+// Before a whole half window was seen (a node just started), nothing stood yet.
+Duration Admission::lag() const {
+    return lag_previous_ == Duration::max() ? Duration(0) : std::min(lag_previous_, lag_current_);
 }
 
 void Admission::pace(Time now) {
@@ -62,7 +72,7 @@ std::optional<Refusal> Admission::admit(const Load& load) {
         double max;
     };
     const std::array gauges{
-        Gauge{"event loop lag (ms)", static_cast<double>(lag_.count()),
+        Gauge{"event loop lag (ms)", static_cast<double>(lag().count()),
               static_cast<double>(options_.loop_lag_max.count())},
         Gauge{"round trip to other nodes (ms)", round_trip_ms_, options_.round_trip_max_ms},
         Gauge{"live tickets", static_cast<double>(load.live_tickets),
@@ -97,7 +107,7 @@ Duration Admission::turn_away() {
 // The minimum plus four times the delay the node is seeing (its lag, or its round trips), or the
 // crowd's hint if longer, at most the maximum; then between half and all of it.
 Duration Admission::retry_after() {
-    const Duration delay = std::max(lag_, Duration(static_cast<std::int64_t>(round_trip_ms_)));
+    const Duration delay = std::max(lag(), Duration(static_cast<std::int64_t>(round_trip_ms_)));
     const Duration base =
         std::clamp(std::max(options_.retry_after_min + delay * 4, crowd_hint_),
                    options_.retry_after_min, options_.retry_after_max);

@@ -14,6 +14,12 @@
 // growing share is refused (a ramp, so that the node settles instead of swinging between taking
 // all and refusing all); at or past full, all are.
 //
+// The loop's lag counts only when it stands: it is the least of its samples over the last fifth
+// of a second or so. A loop with more work than CPU runs every timer late; one that was stopped
+// (the process paused, the host took the CPU) runs one timer late, then catches up with what
+// queued behind the pause. Refusing the players who queued there, as if the node were past its
+// capacity, would send them away for nothing, and their retries would come back into the drain.
+//
 // The hint of when to come back is the longer of two: one that grows with the delay the node sees
 // (its lag, its round trips), and one that grows with the crowd it turned away. A refused player
 // comes back about once per hint, so a node that refuses more players than it takes in a window
@@ -43,6 +49,7 @@ struct AdmissionOptions {
     Duration retry_after_min{250};
     Duration retry_after_max{30000};
     Duration pace_window{500};  // how often the crowd's hint is revised
+    Duration standing_window{200};  // how long a lag must last to count
 };
 
 struct Load {
@@ -60,10 +67,11 @@ class Admission {
 public:
     Admission(AdmissionOptions options, std::uint64_t seed);
 
-    // One measurement of how late a timer ran. The lag the node is judged by follows a rise at
-    // once and eases off over a few hundred milliseconds.
-    void observe_lag(Duration lag);
-    [[nodiscard]] Duration lag() const { return lag_; }
+    // One measurement, at `now`, of how late a timer ran.
+    void observe_lag(Time now, Duration lag);
+    // The lag the node is judged by: the least sample over the last standing window (between
+    // half of it and all of it), 0 before there is one.
+    [[nodiscard]] Duration lag() const;
     // One answered request's round trip. The node is judged by their moving average, which drifts
     // back to zero while no request is answered (`observe_lag` ticks it down).
     void observe_round_trip(double ms);
@@ -88,7 +96,10 @@ private:
 
     AdmissionOptions options_;
     std::mt19937_64 random_;
-    Duration lag_{0};
+    // The least lag sample of the last half window and of the current one (max: none yet).
+    Duration lag_previous_ = Duration::max();
+    Duration lag_current_ = Duration::max();
+    Time lag_half_began_{};
     double round_trip_ms_ = 0;
     bool round_trip_seen_ = false;  // since the last lag sample
     std::uint64_t admitted_ = 0;

@@ -163,8 +163,9 @@ void Metrics::register_node(prometheus::Registry& registry) {
     items_ = &add_gauge(registry, "matchmesh_store_items", "Search items stored on this node");
     members_ =
         &add_gauge(registry, "matchmesh_members_alive", "Live cluster members, this node included");
-    loop_lag_ = &add_gauge(registry, "matchmesh_loop_lag_seconds",
-                           "How late the event loop runs its timers, smoothed");
+    loop_lag_ = &add_gauge(
+        registry, "matchmesh_loop_lag_seconds",
+        "How late the event loop runs its timers: the least over the last fifth of a second");
     prometheus::BuildGauge()
         .Name("matchmesh_build_info")
         .Help("The version and commit this node was built from (always 1)")

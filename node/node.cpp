@@ -259,7 +259,7 @@ std::expected<void, std::string> Node::start_client_port(const config::Config& c
 void Node::probe_lag() {
     const Time now = scheduler_.now();
     health_.beat(now);
-    admission_.observe_lag(std::max(Duration(0), now - lag_probe_due_));
+    admission_.observe_lag(now, std::max(Duration(0), now - lag_probe_due_));
     admission_.pace(now);
     lag_probe_due_ = now + lag_probe_interval;
     lag_timer_ = scheduler_.run_after(lag_probe_interval, [this] { probe_lag(); });

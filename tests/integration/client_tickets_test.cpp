@@ -675,6 +675,24 @@ TEST_CASE(
     check_no_errors_logged(one.cluster, 1);
 }
 
+TEST_CASE(
+    "integration/client-tickets: a node that was paused takes the players who queued behind the "
+    "pause, refusing none as overloaded") {
+    // Stopped for 400 ms, as when the host takes its CPU, the node runs its lag probe that late
+    // once, then keeps time again: that is no overload, and the starts sent as it catches up are
+    // taken.
+    OneNode one(short_tickets);
+    auto alice = session(one.a, "alice");
+    auto bob = session(one.a, "bob");
+    one.cluster.node(0).send_signal(SIGSTOP);
+    std::this_thread::sleep_for(400ms);
+    one.cluster.node(0).send_signal(SIGCONT);
+    std::this_thread::sleep_for(40ms);
+    CHECK(describe(start_ticket(alice, duel, 1000)) == "ok");
+    CHECK(describe(start_ticket(bob, duel, 4000)) == "ok");
+    check_no_errors_logged(one.cluster, 1);
+}
+
 TEST_CASE("integration/client-tickets: with a token secret, hello needs a valid, unexpired token") {
     // Forged, expired and missing tokens are refused with the reason; nothing works before hello.
     TestFolder folder;

@@ -22,6 +22,13 @@ AdmissionOptions small() {
     return options;
 }
 
+// Lag samples every 20 ms for `how_long`, as the node's probe takes them; `now` moves on.
+void lag_for(Admission& admission, Time& now, Duration lag, Duration how_long) {
+    for (const Time end = now + how_long; now < end; now += Duration(20)) {
+        admission.observe_lag(now, lag);
+    }
+}
+
 int refusals(Admission& admission, const Load& load, int tries) {
     int refused = 0;
     for (int i = 0; i < tries; ++i) {
@@ -34,7 +41,9 @@ int refusals(Admission& admission, const Load& load, int tries) {
 
 TEST_CASE("node/admission: below half of every limit every ticket is taken") {
     Admission admission(small(), 1);
-    admission.observe_lag(Duration(49));
+    Time now = time_from_ms(1000);
+    lag_for(admission, now, Duration(49), Duration(400));
+    CHECK(admission.lag() == Duration(49));
     CHECK(refusals(admission, Load{499, 49, 49}, 1000) == 0);
     CHECK(admission.admitted() == 1000);
     CHECK(admission.refused() == 0);
@@ -49,7 +58,8 @@ TEST_CASE("node/admission: at any limit every ticket is refused, naming the limi
     auto refused = admission.admit(Load{1200, 10, 0});
     REQUIRE(refused.has_value());
     CHECK(refused->reason == "this node is past its capacity: live tickets at 1200 of 1000");
-    admission.observe_lag(Duration(300));
+    Time now = time_from_ms(1000);
+    lag_for(admission, now, Duration(300), Duration(200));
     refused = admission.admit(Load{});
     REQUIRE(refused.has_value());
     CHECK(refused->reason == "this node is past its capacity: event loop lag (ms) at 300 of 100");
@@ -65,18 +75,37 @@ TEST_CASE("node/admission: between half and full, the refused share grows with t
     CHECK(at_90 < 1750);
 }
 
-TEST_CASE("node/admission: the lag follows a rise at once and eases off over several samples") {
-    Admission admission(small(), 5);
-    admission.observe_lag(Duration(400));
-    CHECK(admission.lag() == Duration(400));
-    admission.observe_lag(Duration(0));
-    CHECK(admission.lag() == Duration(350));
-    for (int i = 0; i < 40; ++i) {
-        admission.observe_lag(Duration(0));
-    }
-    CHECK(admission.lag() < Duration(10));
-    admission.observe_lag(Duration(120));
+TEST_CASE("node/admission: a lag counts once it stands, not for the late timer of a pause") {
+    Admission admission(small(), 5);  // lag max 100 ms, standing window 200 ms
+    Time now = time_from_ms(1000);
+    lag_for(admission, now, Duration(1), Duration(300));
+    CHECK(admission.lag() == Duration(1));
+    // A pause of 400 ms: the loop runs one timer that late, then keeps time again. The players
+    // who queued behind it are taken.
+    now += Duration(400);
+    admission.observe_lag(now, Duration(400));
+    CHECK(admission.lag() == Duration(1));
+    CHECK(refusals(admission, Load{}, 100) == 0);
+    lag_for(admission, now, Duration(2), Duration(300));
+    CHECK(admission.lag() == Duration(2));
+    // More work than CPU: every timer runs late. Within half the window it counts.
+    lag_for(admission, now, Duration(120), Duration(60));
+    CHECK(admission.lag() == Duration(2));
+    lag_for(admission, now, Duration(120), Duration(200));
     CHECK(admission.lag() == Duration(120));
+    CHECK(refusals(admission, Load{}, 100) == 100);
+    // Timers slower still, one late sample each (the loop's rounds outlast half the window):
+    // the lesser of the last two.
+    for (const int lag : {300, 400, 350}) {
+        now += Duration(lag);
+        admission.observe_lag(now, Duration(lag));
+    }
+    CHECK(admission.lag() == Duration(350));
+    // One timer on time says the backlog is gone: the lag falls with it.
+    now += Duration(20);
+    admission.observe_lag(now, Duration(10));
+    CHECK(admission.lag() == Duration(10));
+    CHECK(refusals(admission, Load{}, 100) == 0);
 }
 
 TEST_CASE("node/admission: the retry hint grows with the lag, jittered within its bounds") {
@@ -89,7 +118,8 @@ TEST_CASE("node/admission: the retry hint grows with the lag, jittered within it
         CHECK(refused->retry_after <= Duration(200));
         low_max = std::max(low_max, refused->retry_after);
     }
-    admission.observe_lag(Duration(2000));
+    Time now = time_from_ms(1000);
+    lag_for(admission, now, Duration(2000), Duration(200));
     Duration high_min{1000000};
     for (int i = 0; i < 200; ++i) {
         auto refused = admission.admit(Load{});
@@ -114,9 +144,8 @@ TEST_CASE("node/admission: slow answers from other nodes refuse tickets; the ave
     CHECK(refused->reason.find("round trip to other nodes (ms)") != std::string::npos);
     CHECK(refused->retry_after >= Duration(400));  // grows with the delay seen
     // No answers for a while (the load is gone): the average falls back and tickets are taken.
-    for (int i = 0; i < 40; ++i) {
-        admission.observe_lag(Duration(0));
-    }
+    Time now = time_from_ms(1000);
+    lag_for(admission, now, Duration(0), Duration(800));
     CHECK(admission.round_trip_ms() < 10);
     CHECK_FALSE(admission.admit(Load{}).has_value());
 }
