@@ -202,6 +202,29 @@ void add_overload_phases(const fs::path& dir, json& summary) {
     }
 }
 
+// Every node paused under load (runs/pause.json, its plan in runs/pause-plan.json): time to match
+// of all the step's players against the ideal's on the same arrivals, what was refused, and the
+// work per match, which rises when a pause tips the cluster past what it can drain.
+void add_pause(const fs::path& dir, json& summary) {
+    const json report = read_json(dir / "runs" / "pause.json");
+    const json plan = read_json(dir / "runs" / "pause-plan.json");
+    if (!report.is_object() || !plan.is_object()) {
+        return;
+    }
+    const json& ideal = report.value("ideal", json::object());
+    summary["pause"] = {{"rate", plan["rate"]},
+                        {"pause_ms", plan["pause_ms"]},
+                        {"ttm_p50_ms", report["ttm_ms"]["p50"]},
+                        {"ttm_p99_ms", report["ttm_ms"]["p99"]},
+                        {"ideal_ttm_p99_ms", ideal.value("ttm_ms", json::object()).value("p99", json())},
+                        {"fill_rate", report["fill_rate"]},
+                        {"lost", report["unfinished"]},
+                        {"players_retried", report["players_retried"]},
+                        {"refused_joins_per_match", report.value("refused_joins_per_match", json())},
+                        {"mesh_frames_per_match", report.value("mesh_frames_per_match", json())},
+                        {"cpu_s_per_1k_matches", report.value("cpu_s_per_1k_matches", json())}};
+}
+
 // The team run (runs/team-matchmesh.json, the ideal on its trace in runs/team-ideal.json): fill,
 // time to match and the sides' difference against the ideal's, the matches that broke a limit,
 // and whether it meets what we aim for: fill within the fill gap of the ideal's, p50 time to
@@ -624,6 +647,7 @@ int main(int argc, char** argv) {
     }
     add_simulation(dir, summary);
     add_overload_phases(dir, summary);
+    add_pause(dir, summary);
     add_teams(dir, criteria, summary);
     summary["criteria"] = {{"p99_limit_ms", criteria.p99_limit_ms},
                            {"fill_gap_points", criteria.fill_gap_points},

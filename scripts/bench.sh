@@ -8,8 +8,9 @@
 #
 #   scripts/bench.sh                  the full ramp, 250 to 14,000 arrivals/s and on to
 #                                     40,000/s for a system that still keeps up, then past the
-#                                     ceiling: a burst and twice the highest sustained rate; then
-#                                     one node alone, ramped until it fails (about 25 minutes)
+#                                     ceiling: a burst and twice the highest sustained rate; a
+#                                     pause of every node under load; then one node alone,
+#                                     ramped until it fails (about 25 minutes)
 #   scripts/bench.sh --quick          three rates, short runs
 #   scripts/bench.sh --instructions   also count instructions per match and per newcomer
 #                                     (valgrind, slow)
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; shift ;;
         --instructions) instructions=1; shift ;;
         --out) out_dir=$2; shift 2 ;;
-        *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+        *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
 
@@ -66,6 +67,8 @@ fi
 
 redis_pid=""
 cleanup() {
+    # A node stopped by the pause run hears no SIGTERM until it runs again.
+    cat "$MATCHMESH_RUN_DIR"/node-*.pid 2>/dev/null | xargs -r kill -CONT 2>/dev/null || true
     "$root/scripts/cluster.sh" stop >/dev/null 2>&1 || true
     if [ -n "$redis_pid" ]; then
         kill "$redis_pid" 2>/dev/null || true
@@ -222,6 +225,27 @@ PY
     on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$trace" "${overload[@]}" \
         --json "$out_dir/runs/overload_2x.json" |
         grep -E "^all|lost|tried again|goodput|accepted arrivals" || true
+fi
+
+# A pause of every node under load: at 70% of the highest sustained rate, the three nodes are
+# stopped (SIGSTOP) for 200 ms about two seconds into an 8 s step, as when the host takes their
+# CPU; the players arriving meanwhile queue in the nodes' accept queues. What a pause that short
+# should cost is its own length plus draining what queued behind it.
+if [ "$max_rate" -gt 0 ]; then
+    pause_rate=$((max_rate * 7 / 1000 * 100))
+    [ "$pause_rate" -ge 100 ] || pause_rate=100
+    pause_ms=200
+    make_trace "$pause_rate"
+    printf '{"rate": %d, "pause_ms": %d}\n' "$pause_rate" "$pause_ms" >"$out_dir/runs/pause-plan.json"
+    echo "bench: every node paused for ${pause_ms} ms at ${pause_rate}/s"
+    pids=$(cat "$MATCHMESH_RUN_DIR"/node-*.pid)
+    # The player process starts arriving about a second after it starts.
+    (sleep 3; kill -STOP $pids; sleep "$(awk -v ms="$pause_ms" 'BEGIN { print ms / 1000 }')"; kill -CONT $pids) &
+    pauser=$!
+    on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$out_dir/traces/1v1-$pause_rate.jsonl" \
+        --nodes "$nodes" --admin "$admins" --json "$out_dir/runs/pause.json" |
+        grep -E "^all|tried again|frames between|joins refused|server CPU" || true
+    wait "$pauser" || kill -CONT $pids 2>/dev/null || true
 fi
 "$root/scripts/cluster.sh" stop >/dev/null
 
