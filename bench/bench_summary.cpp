@@ -212,17 +212,18 @@ void add_pause(const fs::path& dir, json& summary) {
         return;
     }
     const json& ideal = report.value("ideal", json::object());
-    summary["pause"] = {{"rate", plan["rate"]},
-                        {"pause_ms", plan["pause_ms"]},
-                        {"ttm_p50_ms", report["ttm_ms"]["p50"]},
-                        {"ttm_p99_ms", report["ttm_ms"]["p99"]},
-                        {"ideal_ttm_p99_ms", ideal.value("ttm_ms", json::object()).value("p99", json())},
-                        {"fill_rate", report["fill_rate"]},
-                        {"lost", report["unfinished"]},
-                        {"players_retried", report["players_retried"]},
-                        {"refused_joins_per_match", report.value("refused_joins_per_match", json())},
-                        {"mesh_frames_per_match", report.value("mesh_frames_per_match", json())},
-                        {"cpu_s_per_1k_matches", report.value("cpu_s_per_1k_matches", json())}};
+    summary["pause"] = {
+        {"rate", plan["rate"]},
+        {"pause_ms", plan["pause_ms"]},
+        {"ttm_p50_ms", report["ttm_ms"]["p50"]},
+        {"ttm_p99_ms", report["ttm_ms"]["p99"]},
+        {"ideal_ttm_p99_ms", ideal.value("ttm_ms", json::object()).value("p99", json())},
+        {"fill_rate", report["fill_rate"]},
+        {"lost", report["unfinished"]},
+        {"players_retried", report["players_retried"]},
+        {"refused_joins_per_match", report.value("refused_joins_per_match", json())},
+        {"mesh_frames_per_match", report.value("mesh_frames_per_match", json())},
+        {"cpu_s_per_1k_matches", report.value("cpu_s_per_1k_matches", json())}};
 }
 
 // The team run (runs/team-matchmesh.json, the ideal on its trace in runs/team-ideal.json): fill,

@@ -48,7 +48,7 @@ struct AdmissionOptions {
     std::size_t deliveries_waiting_max = 50000;
     Duration retry_after_min{250};
     Duration retry_after_max{30000};
-    Duration pace_window{500};  // how often the crowd's hint is revised
+    Duration pace_window{500};      // how often the crowd's hint is revised
     Duration standing_window{200};  // how long a lag must last to count
 };
 

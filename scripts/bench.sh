@@ -240,7 +240,8 @@ if [ "$max_rate" -gt 0 ]; then
     echo "bench: every node paused for ${pause_ms} ms at ${pause_rate}/s"
     pids=$(cat "$MATCHMESH_RUN_DIR"/node-*.pid)
     # The player process starts arriving about a second after it starts.
-    (sleep 3; kill -STOP $pids; sleep "$(awk -v ms="$pause_ms" 'BEGIN { print ms / 1000 }')"; kill -CONT $pids) &
+    pause_s=$(awk -v ms="$pause_ms" 'BEGIN { print ms / 1000 }')
+    (sleep 3; kill -STOP $pids; sleep "$pause_s"; kill -CONT $pids) &
     pauser=$!
     on_players "$bin/matchmesh-bench" "${common[@]}" --trace "$out_dir/traces/1v1-$pause_rate.jsonl" \
         --nodes "$nodes" --admin "$admins" --json "$out_dir/runs/pause.json" |
