@@ -80,13 +80,25 @@ bool sustained(const Point& point, const Criteria& criteria) {
 
 // The ideal's time to match on a step's trace: its own run (runs/ideal-RATE.json, which
 // bench.sh saves while making the trace), else the ideal the step's report carries.
-json ideal_ttm_of(const fs::path& dir, const Point& point) {
-    const json own = read_json(dir / "runs" / fmt::format("ideal-{}.json", point.rate));
-    const json& report = own.is_object() ? own : point.report.value("ideal", json::object());
+json ideal_ttm_of(const fs::path& dir, double rate, const json& step) {
+    const json own = read_json(dir / "runs" / fmt::format("ideal-{}.json", rate));
+    const json& report = own.is_object() ? own : step.value("ideal", json::object());
     if (!report.contains("ttm_ms")) {
         return nullptr;
     }
     return {{"p50", report["ttm_ms"]["p50"]}, {"p99", report["ttm_ms"]["p99"]}};
+}
+
+// What a step's tail is made of: players turned away (overloaded) who came back, and joins spent
+// on rooms already taken; and what a match cost the nodes besides CPU time. Copied from the
+// step's report into `entry`, where the report has them.
+void add_work_per_match(const json& report, json& entry) {
+    for (const char* key : {"mesh_frames_per_match", "refused_joins_per_match", "players_retried",
+                            "wakeups_per_match"}) {
+        if (report.contains(key)) {
+            entry[key] = report[key];
+        }
+    }
 }
 
 json system_summary(const fs::path& dir, const std::vector<Point>& points,
@@ -107,17 +119,10 @@ json system_summary(const fs::path& dir, const std::vector<Point>& points,
                    {"fill_rate", point.report["fill_rate"]},
                    {"ideal_fill_rate",
                     point.report.value("ideal", json::object()).value("fill_rate", 0.0)},
-                   {"ideal_ttm_ms", ideal_ttm_of(dir, point)},
+                   {"ideal_ttm_ms", ideal_ttm_of(dir, point.rate, point.report)},
                    {"cpu_s_per_1k_matches", point.report.value("cpu_s_per_1k_matches", 0.0)},
                    {"generator_cpu_share", point.report.value("generator_cpu_share", json())}};
-        // What a step's tail is made of: players turned away (overloaded) who came back, and
-        // joins spent on rooms already taken; and what a match cost the nodes besides CPU time.
-        for (const char* key : {"mesh_frames_per_match", "refused_joins_per_match",
-                                "players_retried", "wakeups_per_match"}) {
-            if (point.report.contains(key)) {
-                entry[key] = point.report[key];
-            }
-        }
+        add_work_per_match(point.report, entry);
         by_rate.push_back(std::move(entry));
     }
     summary["max_rate"] = max_rate;
@@ -203,27 +208,23 @@ void add_overload_phases(const fs::path& dir, json& summary) {
 }
 
 // Every node paused under load (runs/pause.json, its plan in runs/pause-plan.json): time to match
-// of all the step's players against the ideal's on the same arrivals, what was refused, and the
-// work per match, which rises when a pause tips the cluster past what it can drain.
+// of all the step's players against the ideal's on the same arrivals, and the work per match,
+// which rises when a pause tips the cluster past what it can drain.
 void add_pause(const fs::path& dir, json& summary) {
     const json report = read_json(dir / "runs" / "pause.json");
     const json plan = read_json(dir / "runs" / "pause-plan.json");
     if (!report.is_object() || !plan.is_object()) {
         return;
     }
-    const json& ideal = report.value("ideal", json::object());
-    summary["pause"] = {
-        {"rate", plan["rate"]},
-        {"pause_ms", plan["pause_ms"]},
-        {"ttm_p50_ms", report["ttm_ms"]["p50"]},
-        {"ttm_p99_ms", report["ttm_ms"]["p99"]},
-        {"ideal_ttm_p99_ms", ideal.value("ttm_ms", json::object()).value("p99", json())},
-        {"fill_rate", report["fill_rate"]},
-        {"lost", report["unfinished"]},
-        {"players_retried", report["players_retried"]},
-        {"refused_joins_per_match", report.value("refused_joins_per_match", json())},
-        {"mesh_frames_per_match", report.value("mesh_frames_per_match", json())},
-        {"cpu_s_per_1k_matches", report.value("cpu_s_per_1k_matches", json())}};
+    json pause{{"rate", plan["rate"]},
+               {"pause_ms", plan["pause_ms"]},
+               {"ttm_ms", report["ttm_ms"]},
+               {"ideal_ttm_ms", ideal_ttm_of(dir, plan["rate"].get<double>(), report)},
+               {"fill_rate", report["fill_rate"]},
+               {"lost", report["unfinished"]},
+               {"cpu_s_per_1k_matches", report.value("cpu_s_per_1k_matches", json())}};
+    add_work_per_match(report, pause);
+    summary["pause"] = std::move(pause);
 }
 
 // The team run (runs/team-matchmesh.json, the ideal on its trace in runs/team-ideal.json): fill,
